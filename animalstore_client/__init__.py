@@ -1,0 +1,59 @@
+"""Typed Python client for the animal store API, sync and async.
+
+Example::
+
+    from animalstore_client import Client
+
+    with Client() as client:  # key from ANIMALSTORE_API_KEY
+        pet = client.create_pet(name="Rex", category_id=3, status="available")
+        print(client.list_pets(status="available"))
+
+The built-in reference store for tests and demos is in ``animalstore_client.testing``.
+"""
+
+from animalstore_client._client import AsyncClient, AsyncRawResponses, Client, RawResponses
+from animalstore_client._config import BASE_URLS, DEFAULT_MAX_RETRIES, DEFAULT_TIMEOUT, Environment
+from animalstore_client._exceptions import (
+    AnimalStoreError,
+    APIConnectionError,
+    APIError,
+    APIResponseValidationError,
+    APIStatusError,
+    APITimeoutError,
+    AuthenticationError,
+    BadRequestError,
+    InternalServerError,
+    NotFoundError,
+    RateLimitError,
+)
+from animalstore_client._models import Error, NewPet, Pet, PetStatus
+from animalstore_client._response import APIResponse
+from animalstore_client._version import __version__
+
+__all__ = [
+    "BASE_URLS",
+    "DEFAULT_MAX_RETRIES",
+    "DEFAULT_TIMEOUT",
+    "APIConnectionError",
+    "APIError",
+    "APIResponse",
+    "APIResponseValidationError",
+    "APIStatusError",
+    "APITimeoutError",
+    "AnimalStoreError",
+    "AsyncClient",
+    "AsyncRawResponses",
+    "AuthenticationError",
+    "BadRequestError",
+    "Client",
+    "Environment",
+    "Error",
+    "InternalServerError",
+    "NewPet",
+    "NotFoundError",
+    "Pet",
+    "PetStatus",
+    "RateLimitError",
+    "RawResponses",
+    "__version__",
+]

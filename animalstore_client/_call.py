@@ -1,0 +1,128 @@
+"""One API call across all its attempts, as a state machine with no I/O.
+
+The clients drive it: send ``call.begin()``'s request, hand the response (or the httpx error)
+to ``call.after()``, and either sleep the delay it returns and go round again, or return
+``call.result``. Everything else (request building, retry decisions, logging, parsing and
+error mapping) happens here, once for both clients.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable
+from typing import Any, Generic, TypeVar
+
+import httpx
+
+from animalstore_client._config import ClientOptions
+from animalstore_client._logging import logger
+from animalstore_client._operations import Operation
+from animalstore_client._response import APIResponse, connection_error, status_error
+from animalstore_client._retries import retry_delay
+
+__all__ = ["Call"]
+
+T = TypeVar("T")
+
+
+def _idempotency_key() -> str:
+    import uuid  # only POSTs need it; keeps it out of `import animalstore_client`
+
+    return str(uuid.uuid4())
+
+
+class Call(Generic[T]):
+    """The state of one API call: its request, its retries so far, and its result.
+
+    Args:
+        operation: what to send.
+        options: the client's options.
+        build_request: the sending ``httpx`` client's ``build_request``, so that its own
+            defaults (headers, cookies, params) apply.
+        raw: make ``result`` the ``APIResponse`` instead of the parsed value.
+    """
+
+    __slots__ = ("_max_retries", "_operation", "_raw", "_started", "request", "result", "retries")
+
+    def __init__(
+        self,
+        operation: Operation[T],
+        options: ClientOptions,
+        build_request: Callable[..., httpx.Request],
+        *,
+        raw: bool = False,
+    ) -> None:
+        headers = options.headers
+        if not operation.idempotent:
+            # The same key on every attempt, so a service that deduplicates can.
+            headers = {**headers, "Idempotency-Key": _idempotency_key()}
+        self.request: httpx.Request = build_request(
+            operation.method,
+            options.base_url + operation.path,
+            params=operation.params,
+            json=operation.json,
+            headers=headers,
+            timeout=options.timeout,
+        )
+        self._operation = operation
+        self._max_retries = options.max_retries
+        self._raw = raw
+        self._started = 0.0
+        self.retries = 0
+        self.result: T
+
+    def begin(self) -> httpx.Request:
+        """Start an attempt: note the time and return the request to send."""
+        self._started = time.perf_counter()
+        return self.request
+
+    def after(self, outcome: httpx.Response | httpx.RequestError) -> float | None:
+        """Take in one attempt's outcome and decide what comes next.
+
+        Args:
+            outcome: the response (body read), or the error httpx raised instead.
+
+        Returns:
+            Seconds to sleep before the next attempt; ``None`` when ``result`` is ready.
+
+        Raises:
+            APIStatusError: (a subclass of) for a non-2xx answer that is not retried.
+            APIConnectionError: (or ``APITimeoutError``) when no response came and no retry is
+                left or allowed.
+            APIResponseValidationError: for a 2xx answer whose body does not fit the schema.
+        """
+        self._log_attempt(outcome)
+        delay = retry_delay(
+            outcome,
+            idempotent=self._operation.idempotent,
+            retries_taken=self.retries,
+            max_retries=self._max_retries,
+        )
+        if delay is not None:
+            self.retries += 1
+            logger.info(
+                "retrying %s %s in %.2f s (retry %d of %d)",
+                self.request.method, self.request.url, delay, self.retries, self._max_retries,
+            )
+            return delay
+        if isinstance(outcome, httpx.RequestError):
+            raise connection_error(outcome, self.request) from outcome
+        if not outcome.is_success:
+            raise status_error(outcome)
+        response: APIResponse[Any] = APIResponse(
+            outcome, self._operation.result_type, self.retries
+        )
+        self.result = response if self._raw else response.parse()  # type: ignore[assignment]
+        return None
+
+    def _log_attempt(self, outcome: httpx.Response | httpx.RequestError) -> None:
+        if logger.isEnabledFor(logging.DEBUG):
+            status = outcome.status_code if isinstance(outcome, httpx.Response) else (
+                type(outcome).__name__
+            )
+            logger.debug(
+                "%s %s -> %s in %.1f ms (retry %d)",
+                self.request.method, self.request.url, status,
+                (time.perf_counter() - self._started) * 1000, self.retries,
+            )

@@ -1,0 +1,185 @@
+"""Client configuration: environments, and one validated, immutable set of options.
+
+The options come from the constructor's arguments and, where those are silent, from the
+environment variables.
+"""
+
+from __future__ import annotations
+
+import enum
+import os
+from collections.abc import Mapping
+from types import MappingProxyType
+
+import httpx
+from attrs import field, frozen
+
+from animalstore_client._validation import check_enum, check_int, check_str
+from animalstore_client._version import __version__
+
+__all__ = [
+    "BASE_URLS",
+    "DEFAULT_MAX_RETRIES",
+    "DEFAULT_TIMEOUT",
+    "ClientOptions",
+    "Environment",
+    "resolve_options",
+]
+
+
+class Environment(str, enum.Enum):
+    """A deployment of the API; its address is in ``BASE_URLS``."""
+
+    PRODUCTION = "production"
+    STAGING = "staging"
+
+    def __str__(self) -> str:
+        return self.value
+
+
+#: The address of each environment. The spec does not give them: deployments override them
+#: with ``base_url=`` or ``ANIMALSTORE_BASE_URL``.
+BASE_URLS: Mapping[Environment, str] = MappingProxyType(
+    {
+        Environment.PRODUCTION: "https://api.animalstore.example/v1",
+        Environment.STAGING: "https://staging.api.animalstore.example/v1",
+    }
+)
+
+#: Per attempt: 5 s to connect, 30 s for each of write, read and pool.
+DEFAULT_TIMEOUT = httpx.Timeout(30.0, connect=5.0)
+DEFAULT_MAX_RETRIES = 2
+
+API_KEY_VARIABLE = "ANIMALSTORE_API_KEY"
+BASE_URL_VARIABLE = "ANIMALSTORE_BASE_URL"
+
+
+@frozen
+class ClientOptions:
+    """Everything a client needs to build requests, validated once at construction."""
+
+    api_key: str = field(repr=False)
+    base_url: str
+    timeout: httpx.Timeout
+    max_retries: int
+    default_headers: Mapping[str, str] = field(repr=False)
+    #: The headers sent on every request, Authorization included.
+    headers: Mapping[str, str] = field(repr=False)
+
+
+def _api_key(api_key: object, environ: Mapping[str, str]) -> str:
+    if api_key is None:
+        api_key = environ.get(API_KEY_VARIABLE) or None
+    if api_key is None:
+        raise ValueError(f"no API key: pass api_key= or set the {API_KEY_VARIABLE} variable")
+    key = check_str("api_key", api_key)
+    # The message must not echo the key: it would end up in logs and tracebacks.
+    if not key or not key.isascii() or not key.isprintable() or " " in key:
+        raise ValueError("api_key must be non-empty printable ASCII without whitespace")
+    return key
+
+
+def _base_url(
+    environment: object, base_url: object, environ: Mapping[str, str]
+) -> tuple[str, str]:
+    """Return the address and the name of where it came from, first match wins."""
+    if base_url is not None and environment is not None:
+        raise ValueError("pass either environment= or base_url=, not both")
+    if base_url is not None:
+        if not isinstance(base_url, (str, httpx.URL)):
+            raise TypeError(f"base_url must be a str or httpx.URL, got {type(base_url).__name__}")
+        return str(base_url), "base_url"
+    if environment is not None:
+        return BASE_URLS[check_enum("environment", environment, Environment)], "environment"
+    if environ.get(BASE_URL_VARIABLE):
+        return environ[BASE_URL_VARIABLE], BASE_URL_VARIABLE
+    return BASE_URLS[Environment.PRODUCTION], "environment"
+
+
+def _normalized_url(url: str, source: str) -> str:
+    try:
+        parsed = httpx.URL(url)
+    except httpx.InvalidURL as exc:
+        raise ValueError(f"{source} is not a valid URL: {exc}") from None
+    if parsed.scheme not in ("http", "https") or not parsed.host:
+        raise ValueError(f"{source} must be an absolute http(s) URL, got {url!r}")
+    if parsed.query or parsed.fragment:
+        raise ValueError(f"{source} must not have a query or fragment, got {url!r}")
+    # A trailing slash, so that relative operation paths ("pets") append to the `/v1` path
+    # instead of replacing it.
+    return str(parsed.copy_with(path=parsed.path.rstrip("/") + "/"))
+
+
+def _timeout(timeout: object) -> httpx.Timeout:
+    if isinstance(timeout, httpx.Timeout):
+        return timeout
+    if isinstance(timeout, bool) or not isinstance(timeout, (int, float)):
+        raise TypeError(
+            f"timeout must be a number of seconds or an httpx.Timeout, got {type(timeout).__name__}"
+        )
+    if not timeout > 0:
+        raise ValueError(f"timeout must be positive, got {timeout}")
+    return httpx.Timeout(float(timeout))
+
+
+def _headers(default_headers: object) -> Mapping[str, str]:
+    if default_headers is None:
+        return MappingProxyType({})
+    if not isinstance(default_headers, Mapping):
+        raise TypeError(f"default_headers must be a mapping, got {type(default_headers).__name__}")
+    for name, value in default_headers.items():
+        check_str("default_headers key", name)
+        check_str(f"default_headers[{name!r}]", value)
+    return MappingProxyType(dict(default_headers))
+
+
+def resolve_options(
+    api_key: object,
+    *,
+    environment: object,
+    base_url: object,
+    timeout: object,
+    max_retries: object,
+    default_headers: object,
+    environ: Mapping[str, str] | None = None,
+) -> ClientOptions:
+    """Validate a client's constructor arguments and fill the gaps from the environment.
+
+    The address is, first match wins: ``base_url``, ``environment``, ``ANIMALSTORE_BASE_URL``,
+    production. The key is ``api_key``, else ``ANIMALSTORE_API_KEY``.
+
+    Args:
+        api_key: the API key, or ``None`` to read ``ANIMALSTORE_API_KEY``.
+        environment: an ``Environment`` or its name, or ``None``.
+        base_url: an explicit address, or ``None``.
+        timeout: seconds (applied to every phase) or an ``httpx.Timeout``, per attempt.
+        max_retries: how many times a failed attempt may be retried.
+        default_headers: extra headers for every request, or ``None``.
+        environ: the variables to read; ``os.environ`` when ``None``.
+
+    Returns:
+        The validated options.
+
+    Raises:
+        TypeError: an argument has the wrong type.
+        ValueError: no key, a malformed key or URL, both ``environment`` and ``base_url``, an
+            unknown environment, or a negative ``max_retries``.
+    """
+    environ = os.environ if environ is None else environ
+    key = _api_key(api_key, environ)
+    headers = _headers(default_headers)
+    return ClientOptions(
+        api_key=key,
+        base_url=_normalized_url(*_base_url(environment, base_url, environ)),
+        timeout=_timeout(timeout),
+        max_retries=check_int("max_retries", max_retries, 0),
+        default_headers=headers,
+        headers=MappingProxyType(
+            {
+                "Accept": "application/json",
+                "User-Agent": f"animalstore-client-python/{__version__}",
+                **headers,
+                "Authorization": f"Bearer {key}",
+            }
+        ),
+    )

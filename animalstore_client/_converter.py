@@ -1,0 +1,208 @@
+"""The one cattrs converter between the wire format (JSON) and the SDK's attrs models.
+
+Strict where a typed SDK has to be: cattrs' stock hooks coerce (``"7"`` becomes ``7``), these
+reject any value of the wrong JSON type. Lenient where the API may grow: unknown keys are
+ignored, and an enum field typed ``SomeEnum | str`` keeps a value it does not know as a plain
+string. Field names are snake_case in Python and camelCase on the wire, for every model.
+"""
+
+from __future__ import annotations
+
+import enum
+import types
+import typing
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+import attrs
+from cattrs import Converter
+from cattrs.cols import is_mutable_sequence, list_structure_factory
+from cattrs.errors import ClassValidationError, IterableValidationError
+from cattrs.gen import make_dict_structure_fn, make_dict_unstructure_fn, override
+
+__all__ = ["WireFormatError", "structure", "unstructure", "wire_name"]
+
+T = TypeVar("T")
+
+_MAX_PROBLEMS = 3
+
+
+class WireFormatError(ValueError):
+    """Data does not have the shape of the wire format; the message names the field as on the wire.
+
+    Attributes:
+        problems: each problem as ``"<path>: <what is wrong>"``, for example
+            ``"$[3].categoryId: expected an integer, got str '7'"``.
+    """
+
+    def __init__(self, problems: list[str]) -> None:
+        shown = "; ".join(problems[:_MAX_PROBLEMS])
+        more = len(problems) - _MAX_PROBLEMS
+        super().__init__(shown + (f"; and {more} more" if more > 0 else ""))
+        self.problems = problems
+
+
+def wire_name(attribute: str) -> str:
+    """Return the wire (camelCase) name of a snake_case attribute name."""
+    head, *rest = attribute.split("_")
+    return head + "".join(word.capitalize() for word in rest)
+
+
+def _excerpt(value: object) -> str:
+    text = repr(value)
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
+def _wrong_type(expected: str, value: object) -> TypeError:
+    shown = "null" if value is None else f"{type(value).__name__} {_excerpt(value)}"
+    return TypeError(f"expected {expected}, got {shown}")
+
+
+def _strict_int(value: object, _: type) -> int:
+    # `type(...) is int` also rejects bool, which JSON true/false would otherwise pass as.
+    if type(value) is not int:
+        raise _wrong_type("an integer", value)
+    return value
+
+
+def _strict_str(value: object, _: type) -> str:
+    if type(value) is not str:
+        raise _wrong_type("a string", value)
+    return value
+
+
+def _enum_in_union(type_: Any) -> type[enum.Enum] | None:
+    if typing.get_origin(type_) not in (typing.Union, types.UnionType):
+        return None
+    args = typing.get_args(type_)
+    enums = [arg for arg in args if isinstance(arg, type) and issubclass(arg, enum.Enum)]
+    return enums[0] if len(enums) == 1 else None
+
+
+def _optional_enum_hook(type_: Any) -> Any:
+    """Structure ``E | None`` (closed) or ``E | str | None`` (open: unknown values stay strings)."""
+    enum_cls = _enum_in_union(type_)
+    assert enum_cls is not None
+    args = typing.get_args(type_)
+    members: dict[object, enum.Enum] = {member.value: member for member in enum_cls}
+    is_open, nullable = str in args, type(None) in args
+    allowed = ", ".join(repr(value) for value in members)
+
+    def structure(value: object, _: type) -> object:
+        if value is None and nullable:
+            return None
+        if type(value) is not str:
+            raise _wrong_type("a string", value)
+        member = members.get(value)
+        if member is not None:
+            return member
+        if is_open:
+            return value
+        raise ValueError(f"expected one of {allowed}, got {_excerpt(value)}")
+
+    return structure
+
+
+def _enum_value(member: enum.Enum | str | None) -> object:
+    return member.value if isinstance(member, enum.Enum) else member
+
+
+def _field_overrides(cls: type, *, unstructuring: bool) -> dict[str, Any]:
+    """Rename every field to its wire name; when unstructuring, write enum fields as values.
+
+    cattrs would unstructure a ``str``-based enum member by its ``str`` hook, leaving the
+    member itself in the dict, so enum-typed fields get an explicit hook.
+    """
+    return {
+        field.name: override(
+            rename=wire_name(field.name),
+            unstruct_hook=_enum_value if unstructuring and _enum_in_union(field.type) else None,
+        )
+        for field in attrs.fields(attrs.resolve_types(cls))
+    }
+
+
+def _attrs_structure_hook(cls: type, conv: Converter) -> Any:
+    build: Callable[[Any, Any], object] = make_dict_structure_fn(
+        cls, conv, **_field_overrides(cls, unstructuring=False)
+    )
+
+    def structure(value: object, type_: type) -> object:
+        if type(value) is not dict:
+            raise _wrong_type("a JSON object", value)
+        return build(value, type_)
+
+    return structure
+
+
+def _list_hook(type_: Any, conv: Converter) -> Any:
+    build = list_structure_factory(type_, conv)
+
+    def structure(value: object, _: type) -> object:
+        # cattrs would happily iterate a dict's keys or a string's characters.
+        if type(value) is not list:
+            raise _wrong_type("a JSON array", value)
+        return build(value, type_)
+
+    return structure
+
+
+def _attrs_unstructure_hook(cls: type, conv: Converter) -> Any:
+    # Omitting defaults only ever drops `status=None`: every other field is required.
+    return make_dict_unstructure_fn(
+        cls, conv, _cattrs_omit_if_default=True, **_field_overrides(cls, unstructuring=True)
+    )
+
+
+_converter = Converter(detailed_validation=True)
+_converter.register_structure_hook(int, _strict_int)
+_converter.register_structure_hook(str, _strict_str)
+_converter.register_structure_hook_factory(
+    lambda type_: _enum_in_union(type_) is not None, _optional_enum_hook
+)
+_converter.register_structure_hook_factory(attrs.has, _attrs_structure_hook)
+_converter.register_structure_hook_factory(is_mutable_sequence, _list_hook)
+_converter.register_unstructure_hook_factory(attrs.has, _attrs_unstructure_hook)
+
+
+def _problems(exc: BaseException, path: str) -> list[str]:
+    """Flatten cattrs' validation error groups into ``path: problem`` lines, with wire names."""
+    if isinstance(exc, ClassValidationError):
+        located, other = exc.group_exceptions()
+        return [
+            problem
+            for sub, note in located
+            for problem in _problems(sub, f"{path}.{wire_name(note.name)}")
+        ] + [problem for sub in other for problem in _problems(sub, path)]
+    if isinstance(exc, IterableValidationError):
+        indexed, other = exc.group_exceptions()
+        return [
+            problem for sub, note in indexed for problem in _problems(sub, f"{path}[{note.index}]")
+        ] + [problem for sub in other for problem in _problems(sub, path)]
+    if isinstance(exc, KeyError):
+        return [f"{path}: required field is missing"]
+    return [f"{path}: {exc}"]
+
+
+def structure(data: object, type_: type[T] | Any) -> T:
+    """Build an instance of ``type_`` (a model, or ``list`` of one) from decoded JSON.
+
+    Args:
+        data: decoded JSON (``dict``, ``list``, ``str``, ``int`` ...).
+        type_: the target type, for example ``Pet`` or ``list[Pet]``.
+
+    Returns:
+        The structured value.
+
+    Raises:
+        WireFormatError: ``data`` does not fit ``type_``; the message names every bad field.
+    """
+    try:
+        return _converter.structure(data, type_)  # type: ignore[no-any-return]
+    except Exception as exc:
+        raise WireFormatError(_problems(exc, "$")) from None
+
+
+def unstructure(obj: object) -> Any:
+    """Return the wire-format (JSON-ready) form of a model instance or a list of them."""
+    return _converter.unstructure(obj)

@@ -1,0 +1,149 @@
+"""The SDK's one exception hierarchy.
+
+Every exception raised for an API call is an ``AnimalStoreError``::
+
+    AnimalStoreError
+    └── APIError                         .request
+        ├── APIConnectionError           no response (DNS, refused, reset)
+        │   └── APITimeoutError
+        ├── APIResponseValidationError   2xx whose body does not fit the schema
+        └── APIStatusError               non-2xx answer
+            ├── BadRequestError          400
+            ├── AuthenticationError      401
+            ├── NotFoundError            404
+            ├── RateLimitError           429
+            └── InternalServerError      >= 500
+
+Arguments that fail the client-side checks raise ``TypeError`` or ``ValueError`` instead, before
+anything is sent.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import httpx
+
+if TYPE_CHECKING:
+    from animalstore_client._models import Error
+
+__all__ = [
+    "APIConnectionError",
+    "APIError",
+    "APIResponseValidationError",
+    "APIStatusError",
+    "APITimeoutError",
+    "AnimalStoreError",
+    "AuthenticationError",
+    "BadRequestError",
+    "InternalServerError",
+    "NotFoundError",
+    "RateLimitError",
+    "status_error_class",
+]
+
+
+class AnimalStoreError(Exception):
+    """Base class of every exception the SDK raises for an API call."""
+
+
+class APIError(AnimalStoreError):
+    """An API call failed.
+
+    Attributes:
+        message: what went wrong, in one line.
+        request: the ``httpx.Request`` that was (or was to be) sent.
+    """
+
+    def __init__(self, message: str, *, request: httpx.Request) -> None:
+        super().__init__(message)
+        self.message = message
+        self.request = request
+
+
+class APIConnectionError(APIError):
+    """No response was received: the host could not be reached, or the connection broke."""
+
+
+class APITimeoutError(APIConnectionError):
+    """No response was received within the configured timeout."""
+
+
+class APIResponseValidationError(APIError):
+    """A 2xx response whose body does not fit the schema; the message names the bad field.
+
+    Attributes:
+        response: the ``httpx.Response`` whose body did not fit.
+    """
+
+    def __init__(self, message: str, *, response: httpx.Response) -> None:
+        super().__init__(message, request=response.request)
+        self.response = response
+
+
+class APIStatusError(APIError):
+    """The API answered with a non-2xx status.
+
+    Attributes:
+        status_code: the HTTP status code.
+        code: the Error body's machine-readable ``code``; ``None`` when the body was not an Error.
+        message: the Error body's ``message``, or the start of the body when it was not an Error.
+        error: the parsed ``Error`` body, or ``None`` when the body was not an Error.
+        response: the ``httpx.Response``.
+        request_id: the ``x-request-id`` response header, when present.
+    """
+
+    def __init__(self, message: str, *, response: httpx.Response, error: Error | None) -> None:
+        super().__init__(message, request=response.request)
+        self.response = response
+        self.status_code = response.status_code
+        self.error = error
+        self.code = error.code if error is not None else None
+        self.request_id: str | None = response.headers.get("x-request-id")
+
+    def __str__(self) -> str:
+        code = f" {self.code}" if self.code is not None else ""
+        request_id = f" (request id {self.request_id})" if self.request_id else ""
+        return f"{self.status_code}{code}: {self.message}{request_id}"
+
+
+class BadRequestError(APIStatusError):
+    """400: the request body or a parameter was missing or invalid."""
+
+
+class AuthenticationError(APIStatusError):
+    """401: the API key is missing or invalid."""
+
+
+class NotFoundError(APIStatusError):
+    """404: the requested resource does not exist."""
+
+
+class RateLimitError(APIStatusError):
+    """429: too many requests; retried automatically, raised once retries are used up."""
+
+
+class InternalServerError(APIStatusError):
+    """Any 5xx: the service failed."""
+
+
+_STATUS_ERRORS: dict[int, type[APIStatusError]] = {
+    400: BadRequestError,
+    401: AuthenticationError,
+    404: NotFoundError,
+    429: RateLimitError,
+}
+
+
+def status_error_class(status_code: int) -> type[APIStatusError]:
+    """Return the ``APIStatusError`` subclass for a non-2xx status code.
+
+    Args:
+        status_code: any HTTP status code, standard or not.
+
+    Returns:
+        The subclass from the table; ``InternalServerError`` for any other 5xx;
+        ``APIStatusError`` itself for anything else.
+    """
+    default = InternalServerError if status_code >= 500 else APIStatusError
+    return _STATUS_ERRORS.get(status_code, default)

@@ -1,0 +1,89 @@
+"""The API's operations as request recipes.
+
+Each checks its arguments and says what to send and what type the answer has.
+
+Plain functions, shared by ``Client`` and ``AsyncClient``.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Generic, TypeVar
+
+from attrs import frozen
+
+from animalstore_client._converter import unstructure
+from animalstore_client._models import NewPet, Pet, PetStatus
+from animalstore_client._validation import check_enum, check_int, check_str
+
+__all__ = ["DEPRECATED_GET_PET", "Operation", "create_pet", "get_pet", "list_pets"]
+
+T = TypeVar("T")
+
+DEPRECATED_GET_PET = (
+    "get_pet() calls GET /pets/{petId}, which is deprecated and will be removed on "
+    "5 December 2030; use list_pets() with a status filter instead"
+)
+
+
+@frozen
+class Operation(Generic[T]):
+    """What one API call sends, and the type its successful answer is structured into.
+
+    Attributes:
+        method: the HTTP method.
+        path: the path relative to the base URL, without a leading slash (``"pets/7"``).
+        result_type: the type of the structured answer (``Pet``, ``list[Pet]``).
+        params: the query parameters.
+        json: the JSON body, already in wire format.
+    """
+
+    method: str
+    path: str
+    result_type: Any
+    params: dict[str, str | int] | None = None
+    json: dict[str, Any] | None = None
+
+    @property
+    def idempotent(self) -> bool:
+        """Whether sending it twice is harmless: every operation but a ``POST``."""
+        return self.method != "POST"
+
+
+def list_pets(*, limit: object, status: object) -> Operation[list[Pet]]:
+    """Recipe for ``GET /pets``; ``limit`` and ``status`` are sent only when given.
+
+    Raises:
+        TypeError: ``limit`` is not an int, or ``status`` not a str.
+        ValueError: ``limit`` is outside 1..100, or ``status`` is not a known status.
+    """
+    params: dict[str, str | int] = {}
+    if limit is not None:
+        params["limit"] = check_int("limit", limit, 1, 100)
+    if status is not None:
+        params["status"] = check_enum("status", status, PetStatus).value
+    return Operation("GET", "pets", list[Pet], params=params)
+
+
+def create_pet(*, name: object, category_id: object, status: object) -> Operation[Pet]:
+    """Recipe for ``POST /pets`` with a ``NewPet`` body.
+
+    Raises:
+        TypeError: ``name`` is not a str, ``category_id`` not an int, ``status`` not a str.
+        ValueError: ``category_id`` is outside int64, or ``status`` is not a known status.
+    """
+    new_pet = NewPet(
+        name=check_str("name", name),
+        category_id=check_int("category_id", category_id),
+        status=None if status is None else check_enum("status", status, PetStatus),
+    )
+    return Operation("POST", "pets", Pet, json=unstructure(new_pet))
+
+
+def get_pet(pet_id: object) -> Operation[Pet]:
+    """Recipe for the deprecated ``GET /pets/{petId}``.
+
+    Raises:
+        TypeError: ``pet_id`` is not an int.
+        ValueError: ``pet_id`` is outside int64.
+    """
+    return Operation("GET", f"pets/{check_int('pet_id', pet_id)}", Pet)

@@ -1,0 +1,107 @@
+"""When to retry a failed attempt and how long to wait first; no I/O.
+
+A write must never happen twice, so a non-idempotent request (``POST``) is retried only when
+it provably was not processed: the connection was never made, or the service answered 429 or
+503, both of which say the request was turned away.
+"""
+
+from __future__ import annotations
+
+import random
+import time
+from collections.abc import Mapping
+
+import httpx
+
+__all__ = [
+    "INITIAL_DELAY",
+    "MAX_DELAY",
+    "MAX_RETRY_AFTER",
+    "RETRYABLE_STATUSES",
+    "backoff",
+    "retry_after",
+    "retry_delay",
+]
+
+RETRYABLE_STATUSES = frozenset({408, 429, 500, 502, 503, 504})
+#: Statuses that say the request was turned away, not processed.
+_NOT_PROCESSED_STATUSES = frozenset({429, 503})
+#: Failures that may have happened after the service received the request.
+_RETRYABLE_ERRORS = (httpx.TimeoutException, httpx.NetworkError, httpx.RemoteProtocolError)
+#: Failures that happen before a single byte of the request leaves.
+_NOT_SENT_ERRORS = (httpx.ConnectError, httpx.ConnectTimeout, httpx.PoolTimeout)
+
+INITIAL_DELAY = 0.5
+MAX_DELAY = 8.0
+MAX_RETRY_AFTER = 60.0
+
+
+def backoff(retries_taken: int) -> float:
+    """Return the wait before retry number ``retries_taken + 1``, in seconds.
+
+    Exponential from ``INITIAL_DELAY``, doubling up to ``MAX_DELAY``, less up to 25% of jitter
+    so that many clients do not retry in lockstep; with that jitter each wait is still longer
+    than the one before, until the cap.
+    """
+    delay = min(INITIAL_DELAY * 2.0**retries_taken, MAX_DELAY)
+    return delay * (1.0 - 0.25 * random.random())
+
+
+def retry_after(headers: Mapping[str, str], now: float | None = None) -> float | None:
+    """Return the wait a ``Retry-After`` header asks for, capped at ``MAX_RETRY_AFTER``.
+
+    Args:
+        headers: the response headers.
+        now: the current time as a Unix timestamp, for an HTTP-date value; ``time.time()``
+            when ``None``.
+
+    Returns:
+        Seconds to wait (a date in the past gives 0), or ``None`` when the header is absent or
+        is neither a number of seconds nor an HTTP date.
+    """
+    value = headers.get("retry-after")
+    if value is None:
+        return None
+    try:
+        seconds = float(value)
+    except ValueError:
+        from email.utils import parsedate_to_datetime
+
+        try:
+            date = parsedate_to_datetime(value)
+        except (TypeError, ValueError):
+            return None
+        seconds = date.timestamp() - (time.time() if now is None else now)
+    if seconds != seconds:  # NaN
+        return None
+    return min(max(seconds, 0.0), MAX_RETRY_AFTER)
+
+
+def retry_delay(
+    outcome: httpx.Response | httpx.RequestError,
+    *,
+    idempotent: bool,
+    retries_taken: int,
+    max_retries: int,
+) -> float | None:
+    """Decide whether to retry after one attempt, and how long to wait first.
+
+    Args:
+        outcome: the attempt's response, or the error that stopped it.
+        idempotent: whether sending the request twice is harmless (every method but ``POST``).
+        retries_taken: retries already made for this call.
+        max_retries: the most retries allowed.
+
+    Returns:
+        Seconds to wait before the next attempt, or ``None`` not to retry.
+    """
+    if retries_taken >= max_retries:
+        return None
+    if isinstance(outcome, httpx.Response):
+        statuses = RETRYABLE_STATUSES if idempotent else _NOT_PROCESSED_STATUSES
+        if outcome.status_code not in statuses:
+            return None
+        wait = retry_after(outcome.headers)
+        return backoff(retries_taken) if wait is None else wait
+    retryable = _RETRYABLE_ERRORS if idempotent else _NOT_SENT_ERRORS
+    return backoff(retries_taken) if isinstance(outcome, retryable) else None

@@ -1,0 +1,65 @@
+"""Checks on the arguments users pass, run before anything is sent.
+
+Each check names the offending argument: wrong type is a ``TypeError``, a value out of range or
+not allowed is a ``ValueError``.
+"""
+
+from __future__ import annotations
+
+import enum
+from typing import TypeVar
+
+__all__ = ["INT64_MAX", "INT64_MIN", "check_enum", "check_int", "check_str"]
+
+INT64_MIN = -(2**63)
+INT64_MAX = 2**63 - 1
+
+E = TypeVar("E", bound=enum.Enum)
+
+
+def _shown(value: object) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def check_int(argument: str, value: object, low: int = INT64_MIN, high: int = INT64_MAX) -> int:
+    """Return ``value`` if it is an ``int`` (not a ``bool``) within ``low..high``.
+
+    Raises:
+        TypeError: ``value`` is not an ``int``, or is a ``bool``.
+        ValueError: ``value`` is outside ``low..high``.
+    """
+    if not isinstance(value, int) or isinstance(value, bool):
+        raise TypeError(f"{argument} must be an int, got {type(value).__name__} {_shown(value)}")
+    if not low <= value <= high:
+        raise ValueError(f"{argument} must be between {low} and {high}, got {value}")
+    return value
+
+
+def check_str(argument: str, value: object) -> str:
+    """Return ``value`` if it is a ``str``.
+
+    Raises:
+        TypeError: ``value`` is not a ``str``.
+    """
+    if not isinstance(value, str):
+        raise TypeError(f"{argument} must be a str, got {type(value).__name__} {_shown(value)}")
+    return value
+
+
+def check_enum(argument: str, value: object, enum_cls: type[E]) -> E:
+    """Return the member of ``enum_cls`` that ``value`` is, or whose value ``value`` is.
+
+    Raises:
+        TypeError: ``value`` is neither a member nor a ``str``.
+        ValueError: ``value`` is a string that is not one of the allowed values.
+    """
+    if isinstance(value, enum_cls):
+        return value
+    if not isinstance(value, str):
+        raise TypeError(f"{argument} must be a str, got {type(value).__name__} {_shown(value)}")
+    try:
+        return enum_cls(value)
+    except ValueError:
+        allowed = ", ".join(repr(member.value) for member in enum_cls)
+        raise ValueError(f"{argument} must be one of {allowed}, got {_shown(value)}") from None
