@@ -1,0 +1,115 @@
+"""Fixtures shared by the whole suite."""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import time
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import pytest
+import respx
+
+from animalstore_client import AsyncClient, Client
+
+ENV_VARIABLES = ("ANIMALSTORE_API_KEY", "ANIMALSTORE_BASE_URL", "ANIMALSTORE_LOG")
+BASE_URL = "https://api.test/v1"
+API_KEY = "test-key-0123456789"
+
+
+@pytest.fixture(autouse=True)
+def _clean_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    """No test sees the developer's own ANIMALSTORE_* variables."""
+    for name in ENV_VARIABLES:
+        monkeypatch.delenv(name, raising=False)
+
+
+@pytest.fixture
+def sleeps(monkeypatch: pytest.MonkeyPatch) -> list[float]:
+    """Record the delays the clients sleep between attempts, without sleeping."""
+    recorded: list[float] = []
+
+    async def fake_async_sleep(delay: float) -> None:
+        recorded.append(delay)
+
+    monkeypatch.setattr(time, "sleep", recorded.append)
+    monkeypatch.setattr(asyncio, "sleep", fake_async_sleep)
+    return recorded
+
+
+@pytest.fixture
+def loop() -> Iterator[asyncio.AbstractEventLoop]:
+    """One event loop for a whole test, so an AsyncClient can be reused across calls."""
+    event_loop = asyncio.new_event_loop()
+    yield event_loop
+    event_loop.close()
+
+
+@pytest.fixture
+def mock_api() -> Iterator[respx.MockRouter]:
+    """respx routes under BASE_URL; every request not routed fails the test."""
+    with respx.mock(base_url=BASE_URL, assert_all_called=False) as router:
+        yield router
+
+
+class Api:
+    """Calls a ``Client`` or an ``AsyncClient`` the same way, so one test body covers both.
+
+    Coroutines the async client returns are run to completion on the test's loop.
+    """
+
+    def __init__(self, target: Any, loop: asyncio.AbstractEventLoop) -> None:
+        self.target = target
+        self._loop = loop
+
+    def __getattr__(self, name: str) -> Any:
+        attribute = getattr(self.target, name)
+        if not callable(attribute):
+            return attribute
+
+        def call(*args: Any, **kwargs: Any) -> Any:
+            result = attribute(*args, **kwargs)
+            return self._loop.run_until_complete(result) if inspect.isawaitable(result) else result
+
+        return call
+
+    @property
+    def with_raw_response(self) -> Api:
+        return Api(self.target.with_raw_response, self._loop)
+
+    def close(self) -> None:
+        closer = getattr(self.target, "close", None) or self.target.aclose
+        result = closer()
+        if inspect.isawaitable(result):
+            self._loop.run_until_complete(result)
+
+
+@pytest.fixture(params=["sync", "async"])
+def make_api(
+    request: pytest.FixtureRequest, loop: asyncio.AbstractEventLoop
+) -> Iterator[Callable[..., Api]]:
+    """Build a client of each kind (the test runs once per kind), closed after the test.
+
+    Keyword arguments go to the constructor; ``api_key`` and ``base_url`` have test defaults.
+    """
+    made: list[Api] = []
+    client_class = Client if request.param == "sync" else AsyncClient
+
+    def make(**kwargs: Any) -> Api:
+        kwargs.setdefault("api_key", API_KEY)
+        if "environment" not in kwargs:
+            kwargs.setdefault("base_url", BASE_URL)
+        api = Api(client_class(**kwargs), loop)
+        made.append(api)
+        return api
+
+    yield make
+    for api in made:
+        api.close()
+
+
+@pytest.fixture
+def api(make_api: Callable[..., Api]) -> Api:
+    """A client of each kind with the test defaults and no retry delays recorded elsewhere."""
+    return make_api()

@@ -1,0 +1,225 @@
+"""The clients themselves: lifecycle, copies, parity of the twins, deprecation, secrets, logs."""
+
+from __future__ import annotations
+
+import asyncio
+import gc
+import inspect
+import logging
+import sys
+import warnings
+from collections.abc import Callable
+
+import httpx
+import pytest
+import respx
+
+from animalstore_client import (
+    AnimalStoreError,
+    AsyncClient,
+    AuthenticationError,
+    Client,
+    InternalServerError,
+)
+from tests.conftest import API_KEY, BASE_URL, Api
+
+PET = {"id": 7, "name": "Rex", "categoryId": 3}
+
+
+def public_members(cls: type) -> dict[str, object]:
+    return {name: member for name, member in inspect.getmembers(cls) if not name.startswith("_")}
+
+
+def is_coroutine_function(function: object) -> bool:
+    # The deprecation wrapper on `get_pet` warns at call time, so it is a plain function that
+    # returns a coroutine; before 3.12 only asyncio's marker can say so.
+    if sys.version_info >= (3, 12):
+        return inspect.iscoroutinefunction(function)
+    return asyncio.iscoroutinefunction(function)
+
+
+def test_client_and_async_client_expose_the_same_api() -> None:
+    sync, asynchronous = public_members(Client), public_members(AsyncClient)
+    assert set(sync) - {"close"} == set(asynchronous) - {"aclose"}
+    for name in ("list_pets", "create_pet", "get_pet"):
+        sync_method, async_method = getattr(Client, name), getattr(AsyncClient, name)
+        assert inspect.signature(sync_method) == inspect.signature(async_method)
+        assert inspect.getdoc(sync_method) == inspect.getdoc(async_method)
+        assert is_coroutine_function(async_method)
+        assert not is_coroutine_function(sync_method)
+    assert inspect.getdoc(Client.close) == inspect.getdoc(AsyncClient.aclose)
+    assert inspect.signature(Client.__init__) == inspect.signature(AsyncClient.__init__)
+
+
+def test_raw_views_expose_the_same_methods(loop: asyncio.AbstractEventLoop) -> None:
+    with Client(api_key=API_KEY) as client:
+        sync_view = client.with_raw_response
+    async_view = AsyncClient(api_key=API_KEY).with_raw_response
+    for name in ("list_pets", "create_pet", "get_pet"):
+        assert inspect.signature(getattr(sync_view, name)) == inspect.signature(
+            getattr(async_view, name)
+        )
+    assert client.with_raw_response is sync_view
+
+
+def test_get_pet_is_marked_deprecated_for_type_checkers() -> None:
+    for cls in (Client, AsyncClient):
+        message = cls.get_pet.__deprecated__  # type: ignore[attr-defined]
+        assert "5 December 2030" in message
+        assert "list_pets() with a status filter" in message
+
+
+def test_get_pet_warns_at_the_callers_line(mock_api: respx.MockRouter) -> None:
+    mock_api.get("/pets/7").respond(200, json=PET)
+    client = Client(api_key=API_KEY, base_url=BASE_URL)
+
+    with pytest.warns(DeprecationWarning, match="5 December 2030") as caught:
+        line = inspect.currentframe().f_lineno + 1  # type: ignore[union-attr]
+        client.get_pet(7)
+
+    assert len(caught) == 1
+    assert caught[0].filename == __file__
+    assert caught[0].lineno == line
+    assert "list_pets() with a status filter" in str(caught[0].message)
+    client.close()
+
+
+def test_async_get_pet_warns_at_the_callers_line(
+    mock_api: respx.MockRouter, loop: asyncio.AbstractEventLoop
+) -> None:
+    mock_api.get("/pets/7").respond(200, json=PET)
+    client = AsyncClient(api_key=API_KEY, base_url=BASE_URL)
+
+    async def caller() -> int:
+        line = inspect.currentframe().f_lineno + 1  # type: ignore[union-attr]
+        await client.get_pet(7)
+        return line
+
+    with pytest.warns(DeprecationWarning) as caught:
+        line = loop.run_until_complete(caller())
+
+    assert len(caught) == 1
+    assert (caught[0].filename, caught[0].lineno) == (__file__, line)
+    loop.run_until_complete(client.aclose())
+
+
+def test_with_options_shares_the_pool_and_only_the_owner_closes_it(
+    api: Api, mock_api: respx.MockRouter, sleeps: list[float]
+) -> None:
+    route = mock_api.get("/pets").mock(return_value=httpx.Response(500))
+    fast = Api(api.target.with_options(timeout=2.0, max_retries=0), api._loop)
+
+    assert fast.target._http is api.target._http
+    assert fast.max_retries == 0
+    assert fast.timeout == httpx.Timeout(2.0)
+    assert api.max_retries == 2
+    with pytest.raises(InternalServerError):
+        fast.list_pets()
+    assert route.call_count == 1
+    assert route.calls.last.request.extensions["timeout"] == httpx.Timeout(2.0).as_dict()
+
+    fast.close()
+    assert not api.target._http.is_closed
+    route.mock(return_value=httpx.Response(200, json=[]))
+    assert api.list_pets() == []
+    api.close()
+    assert api.target._http.is_closed
+
+
+def test_a_closed_client_refuses_calls_without_sending(
+    api: Api, mock_api: respx.MockRouter
+) -> None:
+    route = mock_api.get("/pets").respond(200, json=[])
+    copy = Api(api.target.with_options(max_retries=0), api._loop)
+
+    api.close()
+    api.close()  # closing twice is harmless
+
+    for client in (api, copy):
+        with pytest.raises(RuntimeError, match="is closed; create a new one"):
+            client.list_pets()
+    assert route.call_count == 0
+
+
+def test_context_managers_close_the_pool(mock_api: respx.MockRouter,
+                                         loop: asyncio.AbstractEventLoop) -> None:
+    with Client(api_key=API_KEY, base_url=BASE_URL) as client:
+        assert not client._http.is_closed
+    assert client._http.is_closed
+
+    async def use() -> AsyncClient:
+        async with AsyncClient(api_key=API_KEY, base_url=BASE_URL) as async_client:
+            assert not async_client._http.is_closed
+        return async_client
+
+    assert loop.run_until_complete(use())._http.is_closed
+
+
+def test_an_unclosed_client_is_collected_without_warnings(mock_api: respx.MockRouter) -> None:
+    mock_api.get("/pets").respond(200, json=[])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        client = Client(api_key=API_KEY, base_url=BASE_URL)
+        client.list_pets()
+        del client
+        gc.collect()
+
+
+def test_the_key_is_in_no_repr_message_or_log(
+    make_api: Callable[..., Api], mock_api: respx.MockRouter, sleeps: list[float],
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    caplog.set_level(logging.DEBUG)
+    api = make_api(max_retries=1)
+    mock_api.get("/pets").mock(side_effect=[
+        httpx.ConnectError("refused"),
+        httpx.Response(401, json={"code": "unauthorized", "message": "bad key", "status": 401}),
+    ])
+
+    with pytest.raises(AuthenticationError) as caught:
+        api.list_pets()
+
+    exc = caught.value
+    exposed = [repr(api.target), str(api.target._options), repr(exc), str(exc),
+               repr(exc.request), repr(exc.request.headers), repr(api.with_raw_response.target),
+               caplog.text]
+    for text in exposed:
+        assert API_KEY not in text
+    assert exc.request.headers["authorization"] == f"Bearer {API_KEY}"
+
+
+def test_each_attempt_is_logged_at_debug_and_each_retry_at_info(
+    api: Api, mock_api: respx.MockRouter, sleeps: list[float], caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.DEBUG, logger="animalstore_client")
+    mock_api.get("/pets").mock(side_effect=[httpx.ReadTimeout("slow"), httpx.Response(503),
+                                            httpx.Response(200, json=[])])
+
+    api.list_pets(limit=3)
+
+    records = [(r.levelname, r.getMessage()) for r in caplog.records
+               if r.name == "animalstore_client"]
+    url = "https://api.test/v1/pets?limit=3"
+    debug = [message for level, message in records if level == "DEBUG"]
+    info = [message for level, message in records if level == "INFO"]
+    assert [m.split(" in ")[0] for m in debug] == [
+        f"GET {url} -> ReadTimeout", f"GET {url} -> 503", f"GET {url} -> 200"
+    ]
+    assert [m.rsplit("(", 1)[1] for m in debug] == ["retry 0)", "retry 1)", "retry 2)"]
+    assert all(" ms (retry " in message for message in debug)
+    assert [m.startswith(f"retrying GET {url} in ") for m in info] == [True, True]
+    assert [m.rsplit("(", 1)[1] for m in info] == ["retry 1 of 2)", "retry 2 of 2)"]
+
+
+def test_every_call_failure_is_an_animalstore_error(
+    api: Api, mock_api: respx.MockRouter, sleeps: list[float]
+) -> None:
+    mock_api.get("/pets").mock(side_effect=httpx.ConnectError("refused"))
+    mock_api.post("/pets").respond(200, content=b"{")
+    mock_api.get("/pets/1").respond(404)
+
+    for call in (api.list_pets, lambda: api.create_pet(name="x", category_id=1)):
+        with pytest.raises(AnimalStoreError):
+            call()
+    with pytest.raises(AnimalStoreError), pytest.warns(DeprecationWarning):
+        api.get_pet(1)

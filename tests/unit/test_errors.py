@@ -1,0 +1,185 @@
+"""How answers that are not a plain success become the SDK's exceptions."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import httpx
+import pytest
+import respx
+
+import animalstore_client as sdk
+from animalstore_client import (
+    AnimalStoreError,
+    APIConnectionError,
+    APIError,
+    APIResponseValidationError,
+    APIStatusError,
+    APITimeoutError,
+    AuthenticationError,
+    BadRequestError,
+    Error,
+    InternalServerError,
+    NotFoundError,
+    RateLimitError,
+)
+from tests.conftest import API_KEY, Api
+
+
+@pytest.mark.parametrize(
+    ("status", "expected"),
+    [
+        (400, BadRequestError),
+        (401, AuthenticationError),
+        (404, NotFoundError),
+        (429, RateLimitError),
+        (500, InternalServerError),
+        (503, InternalServerError),
+        (520, InternalServerError),
+        (599, InternalServerError),
+        (302, APIStatusError),
+        (403, APIStatusError),
+        (409, APIStatusError),
+        (499, APIStatusError),
+    ],
+)
+def test_every_status_maps_to_its_class_with_the_error_body(
+    make_api: Callable[..., Api], mock_api: respx.MockRouter, status: int, expected: type[APIStatusError]
+) -> None:
+    api = make_api(max_retries=0)
+    body = {"code": "some_code", "message": "what went wrong", "status": status}
+    mock_api.get("/pets").respond(status, json=body, headers={"x-request-id": "req-1"})
+
+    with pytest.raises(APIStatusError) as caught:
+        api.list_pets()
+
+    exc = caught.value
+    assert type(exc) is expected
+    assert exc.status_code == status
+    assert exc.code == "some_code"
+    assert exc.message == "what went wrong"
+    assert exc.error == Error(code="some_code", message="what went wrong", status=status)
+    assert exc.request_id == "req-1"
+    assert exc.response.status_code == status
+    assert str(exc.request.url) == "https://api.test/v1/pets"
+    assert str(exc) == f"{status} some_code: what went wrong (request id req-1)"
+
+
+@pytest.mark.parametrize(
+    ("body", "content_type", "message"),
+    [
+        (b"<html><body>\n<h1>502 Bad Gateway</h1>\n</body></html>", "text/html",
+         "<html><body> <h1>502 Bad Gateway</h1> </body></html>"),
+        (b"", "application/json", "Bad Gateway"),
+        (b'{"code": "x", "mess', "application/json", '{"code": "x", "mess'),
+        (b'{"code": 5, "message": "m", "status": 502}', "application/json",
+         '{"code": 5, "message": "m", "status": 502}'),
+        (b"\xff\xfe\x00garbage", "application/octet-stream", "\ufffd\ufffd\x00garbage"),
+    ],
+)
+def test_a_body_that_is_not_an_error_still_gives_the_right_class(
+    make_api: Callable[..., Api], mock_api: respx.MockRouter, body: bytes, content_type: str, message: str
+) -> None:
+    api = make_api(max_retries=0)
+    mock_api.get("/pets").respond(502, content=body, headers={"content-type": content_type})
+
+    with pytest.raises(InternalServerError) as caught:
+        api.list_pets()
+
+    assert caught.value.status_code == 502
+    assert caught.value.error is None
+    assert caught.value.code is None
+    assert caught.value.message == message
+    assert str(caught.value) == f"502: {message}"
+
+
+def test_a_long_non_error_body_is_cut_to_one_line(api: Api, mock_api: respx.MockRouter) -> None:
+    mock_api.get("/pets").respond(404, text="line\n" * 500)
+
+    with pytest.raises(NotFoundError) as caught:
+        api.list_pets()
+
+    text = str(caught.value)
+    assert "\n" not in text
+    assert text.startswith("404: line line")
+    assert text.endswith(" ...")
+    assert len(text) < 400
+
+
+@pytest.mark.parametrize(
+    ("body", "problem"),
+    [
+        (b"not json", "response body is not valid JSON"),
+        (b"[" * 100_000, "response body is not valid JSON"),
+        (b'{"id": 1}', "$: expected a JSON array, got dict"),
+        (b'[{"name": "Rex", "categoryId": 3}]', "$[0].id: required field is missing"),
+        (b'[{"id": "1", "name": "Rex", "categoryId": 3}]', "$[0].id: expected an integer, got str"),
+        (b'[{"id": 1, "name": null, "categoryId": 3}]', "$[0].name: expected a string, got null"),
+        (b'[{"id": 1, "name": "R", "categoryId": true}]', "$[0].categoryId: expected an integer"),
+        (b'[{"id": 1, "name": "R", "categoryId": 3, "status": 4}]', "$[0].status: expected a str"),
+    ],
+)
+def test_a_success_body_that_does_not_fit_is_a_validation_error(
+    api: Api, mock_api: respx.MockRouter, body: bytes, problem: str
+) -> None:
+    route = mock_api.get("/pets").respond(200, content=body)
+
+    with pytest.raises(APIResponseValidationError) as caught:
+        api.list_pets()
+
+    assert problem in str(caught.value)
+    assert caught.value.response.status_code == 200
+    assert caught.value.request is caught.value.response.request
+    assert caught.value.__cause__ is None
+    assert route.call_count == 1  # a body that does not fit is not retried
+
+
+def test_raw_response_defers_validation_to_parse(api: Api, mock_api: respx.MockRouter) -> None:
+    mock_api.post("/pets").respond(201, json={"id": "x"})
+
+    raw = api.with_raw_response.create_pet(name="Rex", category_id=3)
+
+    assert raw.status_code == 201
+    with pytest.raises(APIResponseValidationError, match=r"\$\.id: expected an integer"):
+        raw.parse()
+
+
+@pytest.mark.parametrize(
+    ("error", "expected"),
+    [
+        (httpx.ConnectError("connection refused"), APIConnectionError),
+        (httpx.ReadError("connection reset by peer"), APIConnectionError),
+        (httpx.RemoteProtocolError("server disconnected"), APIConnectionError),
+        (httpx.DecodingError("bad gzip"), APIConnectionError),
+        (httpx.ConnectTimeout(""), APITimeoutError),
+        (httpx.ReadTimeout("timed out"), APITimeoutError),
+        (httpx.PoolTimeout(""), APITimeoutError),
+    ],
+)
+def test_transport_failures_become_connection_errors(
+    make_api: Callable[..., Api], mock_api: respx.MockRouter, error: Exception, expected: type[APIError]
+) -> None:
+    api = make_api(max_retries=0)
+    mock_api.get("/pets").mock(side_effect=error)
+
+    with pytest.raises(APIConnectionError) as caught:
+        api.list_pets()
+
+    assert type(caught.value) is expected
+    assert caught.value.__cause__ is error
+    assert str(caught.value.request.url) == "https://api.test/v1/pets"
+    assert str(caught.value).startswith("GET https://api.test/v1/pets failed: ")
+    assert API_KEY not in str(caught.value)
+
+
+def test_the_hierarchy_is_one_tree() -> None:
+    for cls in (BadRequestError, AuthenticationError, NotFoundError, RateLimitError,
+                InternalServerError):
+        assert cls.__bases__ == (APIStatusError,)
+    assert APITimeoutError.__bases__ == (APIConnectionError,)
+    for cls in (APIConnectionError, APIResponseValidationError, APIStatusError):
+        assert cls.__bases__ == (APIError,)
+    assert APIError.__bases__ == (AnimalStoreError,)
+    exported = {name for name in sdk.__all__ if name.endswith("Error") and name != "Error"}
+    assert all(issubclass(getattr(sdk, name), AnimalStoreError) for name in exported)
+    assert len(exported) == 11

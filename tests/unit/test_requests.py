@@ -1,0 +1,150 @@
+"""What each operation puts on the wire, for both clients."""
+
+from __future__ import annotations
+
+import json
+import uuid
+
+from collections.abc import Callable
+
+import httpx
+import pytest
+import respx
+
+from animalstore_client import Pet, PetStatus, __version__
+from tests.conftest import API_KEY, Api
+
+PET = {"id": 7, "name": "Rex", "categoryId": 3, "status": "available"}
+
+
+def assert_common_headers(request: httpx.Request) -> None:
+    assert request.headers["authorization"] == f"Bearer {API_KEY}"
+    assert request.headers["accept"] == "application/json"
+    assert request.headers["user-agent"] == f"animalstore-client-python/{__version__}"
+
+
+def test_list_pets_sends_get_with_only_the_given_parameters(
+    api: Api, mock_api: respx.MockRouter
+) -> None:
+    route = mock_api.get("/pets").respond(200, json=[PET])
+
+    assert api.list_pets() == [Pet(id=7, name="Rex", category_id=3, status=PetStatus.AVAILABLE)]
+    api.list_pets(limit=10, status=PetStatus.SOLD)
+
+    assert route.call_count == 2
+    first, second = (call.request for call in route.calls)
+    assert str(first.url) == "https://api.test/v1/pets"
+    assert str(second.url) == "https://api.test/v1/pets?limit=10&status=sold"
+    for request in (first, second):
+        assert request.method == "GET"
+        assert request.content == b""
+        assert "idempotency-key" not in request.headers
+        assert_common_headers(request)
+
+
+def test_create_pet_posts_the_wire_body_with_an_idempotency_key(
+    api: Api, mock_api: respx.MockRouter
+) -> None:
+    route = mock_api.post("/pets").respond(201, json={**PET, "status": "pending"})
+
+    pet = api.create_pet(name="Rex", category_id=3, status="pending")
+
+    assert pet == Pet(id=7, name="Rex", category_id=3, status=PetStatus.PENDING)
+    assert route.call_count == 1
+    request = route.calls.last.request
+    assert str(request.url) == "https://api.test/v1/pets"
+    assert json.loads(request.content) == {"name": "Rex", "categoryId": 3, "status": "pending"}
+    assert request.headers["content-type"] == "application/json"
+    assert uuid.UUID(request.headers["idempotency-key"]).version == 4
+    assert_common_headers(request)
+
+
+def test_create_pet_omits_status_when_not_given(api: Api, mock_api: respx.MockRouter) -> None:
+    route = mock_api.post("/pets").respond(201, json={"id": 1, "name": "Rex", "categoryId": 3})
+
+    assert api.create_pet(name="Rex", category_id=3).status is None
+    assert json.loads(route.calls.last.request.content) == {"name": "Rex", "categoryId": 3}
+
+
+def test_each_create_call_gets_its_own_idempotency_key(
+    api: Api, mock_api: respx.MockRouter
+) -> None:
+    route = mock_api.post("/pets").respond(201, json=PET)
+
+    api.create_pet(name="Rex", category_id=3)
+    api.create_pet(name="Rex", category_id=3)
+
+    keys = {call.request.headers["idempotency-key"] for call in route.calls}
+    assert len(keys) == 2
+
+
+def test_get_pet_puts_the_id_in_the_path(api: Api, mock_api: respx.MockRouter) -> None:
+    route = mock_api.get("/pets/7").respond(200, json=PET)
+
+    with pytest.warns(DeprecationWarning):
+        pet = api.get_pet(7)
+
+    assert pet.id == 7
+    assert route.call_count == 1
+    assert route.calls.last.request.method == "GET"
+    assert_common_headers(route.calls.last.request)
+
+
+def test_unknown_fields_and_statuses_in_answers_are_tolerated(
+    api: Api, mock_api: respx.MockRouter
+) -> None:
+    mock_api.get("/pets").respond(
+        200, json=[{**PET, "status": "reserved", "tags": ["new"]}, {**PET, "id": 8}]
+    )
+
+    pets = api.list_pets()
+
+    assert [pet.status for pet in pets] == ["reserved", PetStatus.AVAILABLE]
+    assert type(pets[0].status) is str
+
+
+def test_raw_response_exposes_status_headers_and_parses_once(
+    api: Api, mock_api: respx.MockRouter
+) -> None:
+    route = mock_api.get("/pets").respond(200, json=[PET], headers={"x-request-id": "req-9"})
+
+    raw = api.with_raw_response.list_pets(limit=5)
+
+    assert raw.status_code == 200
+    assert raw.headers["x-request-id"] == "req-9"
+    assert raw.request_id == "req-9"
+    assert raw.retries_taken == 0
+    assert isinstance(raw.http_response, httpx.Response)
+    assert str(raw.http_response.request.url) == "https://api.test/v1/pets?limit=5"
+    parsed = raw.parse()
+    assert parsed == [Pet(id=7, name="Rex", category_id=3, status=PetStatus.AVAILABLE)]
+    assert raw.parse() is parsed
+    assert route.call_count == 1
+
+
+def test_raw_response_of_create_and_get(api: Api, mock_api: respx.MockRouter) -> None:
+    mock_api.post("/pets").respond(201, json=PET)
+    mock_api.get("/pets/7").respond(200, json=PET)
+
+    created = api.with_raw_response.create_pet(name="Rex", category_id=3)
+    with pytest.warns(DeprecationWarning):
+        fetched = api.with_raw_response.get_pet(7)
+
+    assert created.status_code == 201
+    assert created.parse() == fetched.parse() == Pet.from_dict(PET)
+
+
+def test_the_users_http_client_defaults_apply(make_api: Callable[..., Api], mock_api: respx.MockRouter) -> None:
+    route = mock_api.get("/pets").respond(200, json=[])
+    http = httpx.Client(headers={"X-Tenant": "blue"}, params={"trace": "1"})
+    from animalstore_client import Client
+
+    with Client(api_key=API_KEY, base_url="https://api.test/v1", http_client=http) as client:
+        client.list_pets(limit=2)
+
+    request = route.calls.last.request
+    assert request.headers["x-tenant"] == "blue"
+    assert request.url.params["trace"] == "1"
+    assert request.url.params["limit"] == "2"
+    assert not http.is_closed
+    http.close()

@@ -1,0 +1,245 @@
+"""Which failures are retried, how often, how long the client waits, and that no write
+happens twice.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from email.utils import format_datetime
+from datetime import datetime, timedelta, timezone
+
+import httpx
+import pytest
+import respx
+
+from animalstore_client import (
+    APIConnectionError,
+    APIStatusError,
+    APITimeoutError,
+    InternalServerError,
+    Pet,
+    RateLimitError,
+)
+from animalstore_client import _retries
+from tests.conftest import Api
+
+PET = {"id": 1, "name": "Rex", "categoryId": 3}
+
+
+def error_response(status: int, **headers: str) -> httpx.Response:
+    body = {"code": "failed", "message": f"status {status}", "status": status}
+    return httpx.Response(status, json=body, headers=headers)
+
+
+@pytest.mark.parametrize("status", [408, 429, 500, 502, 503, 504])
+def test_a_get_is_retried_on_retryable_statuses(
+    api: Api, mock_api: respx.MockRouter, sleeps: list[float], status: int
+) -> None:
+    route = mock_api.get("/pets").mock(
+        side_effect=[error_response(status), error_response(status), httpx.Response(200, json=[])]
+    )
+
+    raw = api.with_raw_response.list_pets()
+
+    assert raw.parse() == []
+    assert raw.retries_taken == 2
+    assert route.call_count == 3
+    assert len(sleeps) == 2
+
+
+@pytest.mark.parametrize("status", [400, 401, 403, 404, 409, 501])
+def test_other_statuses_are_not_retried(
+    api: Api, mock_api: respx.MockRouter, sleeps: list[float], status: int
+) -> None:
+    route = mock_api.get("/pets").mock(return_value=error_response(status))
+
+    with pytest.raises(APIStatusError):
+        api.list_pets()
+
+    assert route.call_count == 1
+    assert sleeps == []
+
+
+def test_retries_stop_at_max_retries_and_raise_the_last_error(
+    make_api: Callable[..., Api], mock_api: respx.MockRouter, sleeps: list[float]
+) -> None:
+    api = make_api(max_retries=3)
+    route = mock_api.get("/pets").mock(return_value=error_response(503))
+
+    with pytest.raises(InternalServerError) as caught:
+        api.list_pets()
+
+    assert caught.value.status_code == 503
+    assert route.call_count == 4
+    assert len(sleeps) == 3
+
+
+def test_max_retries_zero_sends_exactly_one_request(
+    make_api: Callable[..., Api], mock_api: respx.MockRouter, sleeps: list[float]
+) -> None:
+    api = make_api(max_retries=0)
+    route = mock_api.get("/pets").mock(side_effect=httpx.ConnectError("refused"))
+
+    with pytest.raises(APIConnectionError):
+        api.list_pets()
+
+    assert route.call_count == 1
+    assert sleeps == []
+
+
+@pytest.mark.parametrize(
+    "error",
+    [httpx.ConnectError("refused"), httpx.ReadTimeout("slow"), httpx.ReadError("reset"),
+     httpx.RemoteProtocolError("disconnected")],
+)
+def test_a_get_is_retried_after_transport_failures(
+    api: Api, mock_api: respx.MockRouter, sleeps: list[float], error: Exception
+) -> None:
+    route = mock_api.get("/pets").mock(side_effect=[error, httpx.Response(200, json=[PET])])
+
+    assert api.list_pets() == [Pet(id=1, name="Rex", category_id=3)]
+    assert route.call_count == 2
+    assert len(sleeps) == 1
+
+
+@pytest.mark.parametrize("status", [408, 500, 502, 504])
+def test_a_create_is_never_retried_when_it_may_have_been_processed(
+    api: Api, mock_api: respx.MockRouter, sleeps: list[float], status: int
+) -> None:
+    route = mock_api.post("/pets").mock(return_value=error_response(status))
+
+    with pytest.raises(APIStatusError) as caught:
+        api.create_pet(name="Rex", category_id=3)
+
+    assert caught.value.status_code == status
+    assert route.call_count == 1
+    assert sleeps == []
+
+
+@pytest.mark.parametrize(
+    ("error", "expected"),
+    [
+        (httpx.ReadTimeout("slow"), APITimeoutError),
+        (httpx.WriteTimeout("slow"), APITimeoutError),
+        (httpx.ReadError("reset"), APIConnectionError),
+        (httpx.RemoteProtocolError("disconnected"), APIConnectionError),
+    ],
+)
+def test_a_create_is_not_retried_after_a_failure_once_sent(
+    api: Api, mock_api: respx.MockRouter, sleeps: list[float], error: Exception,
+    expected: type[Exception],
+) -> None:
+    route = mock_api.post("/pets").mock(side_effect=error)
+
+    with pytest.raises(expected):
+        api.create_pet(name="Rex", category_id=3)
+
+    assert route.call_count == 1
+    assert sleeps == []
+
+
+@pytest.mark.parametrize(
+    "first",
+    [error_response(429), error_response(503), httpx.ConnectError("refused"),
+     httpx.ConnectTimeout("slow"), httpx.PoolTimeout("busy")],
+    ids=["429", "503", "connect-error", "connect-timeout", "pool-timeout"],
+)
+def test_a_create_is_retried_with_the_same_key_when_provably_not_processed(
+    api: Api, mock_api: respx.MockRouter, sleeps: list[float], first: object
+) -> None:
+    route = mock_api.post("/pets").mock(side_effect=[first, httpx.Response(201, json=PET)])
+
+    assert api.create_pet(name="Rex", category_id=3) == Pet(id=1, name="Rex", category_id=3)
+
+    assert route.call_count == 2
+    keys = [call.request.headers["idempotency-key"] for call in route.calls]
+    assert keys[0] == keys[1]
+    assert [call.request.content for call in route.calls] == [route.calls[0].request.content] * 2
+    assert len(sleeps) == 1
+
+
+def test_retry_after_in_seconds_is_honoured(
+    api: Api, mock_api: respx.MockRouter, sleeps: list[float]
+) -> None:
+    mock_api.get("/pets").mock(
+        side_effect=[error_response(429, **{"Retry-After": "3"}),
+                     error_response(503, **{"Retry-After": "0.25"}),
+                     httpx.Response(200, json=[])]
+    )
+
+    api.list_pets()
+
+    assert sleeps == [3.0, 0.25]
+
+
+def test_retry_after_as_an_http_date_is_honoured(
+    api: Api, mock_api: respx.MockRouter, sleeps: list[float]
+) -> None:
+    when = datetime.now(timezone.utc) + timedelta(seconds=10)
+    mock_api.get("/pets").mock(
+        side_effect=[error_response(503, **{"Retry-After": format_datetime(when, usegmt=True)}),
+                     httpx.Response(200, json=[])]
+    )
+
+    api.list_pets()
+
+    assert len(sleeps) == 1
+    assert 8.0 < sleeps[0] <= 10.0
+
+
+@pytest.mark.parametrize("value", ["3600", "86400000", "Fri, 01 Jan 2100 00:00:00 GMT"])
+def test_an_absurd_retry_after_is_capped(
+    api: Api, mock_api: respx.MockRouter, sleeps: list[float], value: str
+) -> None:
+    mock_api.get("/pets").mock(
+        side_effect=[error_response(429, **{"Retry-After": value}), httpx.Response(200, json=[])]
+    )
+
+    api.list_pets()
+
+    assert sleeps == [_retries.MAX_RETRY_AFTER] == [60.0]
+
+
+@pytest.mark.parametrize("value", ["soon", "", "nan", "-5", "Thu, 01 Jan 1970 00:00:00 GMT"])
+def test_an_unusable_or_past_retry_after_falls_back_or_waits_zero(value: str) -> None:
+    wait = _retries.retry_after(httpx.Headers({"Retry-After": value}), now=1_000_000.0)
+    assert wait is None if value in ("soon", "", "nan") else wait == 0.0
+
+
+def test_backoff_doubles_from_half_a_second_to_a_cap_of_eight(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(_retries.random, "random", lambda: 0.0)
+    assert [_retries.backoff(n) for n in range(7)] == [0.5, 1.0, 2.0, 4.0, 8.0, 8.0, 8.0]
+    monkeypatch.setattr(_retries.random, "random", lambda: 0.999999)
+    jittered = [_retries.backoff(n) for n in range(7)]
+    assert all(0.75 * full <= wait < full for wait, full in
+               zip(jittered, [0.5, 1.0, 2.0, 4.0, 8.0, 8.0, 8.0]))
+
+
+def test_backoff_grows_between_attempts_and_stays_under_the_cap(
+    make_api: Callable[..., Api], mock_api: respx.MockRouter, sleeps: list[float]
+) -> None:
+    api = make_api(max_retries=6)
+    mock_api.get("/pets").mock(return_value=error_response(500))
+
+    with pytest.raises(InternalServerError):
+        api.list_pets()
+
+    assert len(sleeps) == 6
+    assert all(earlier < later for earlier, later in zip(sleeps[:4], sleeps[1:5]))
+    assert all(0.375 <= wait <= 8.0 for wait in sleeps)
+    assert sleeps[-1] >= 6.0
+
+
+def test_rate_limit_exhausted_raises_rate_limit_error(
+    make_api: Callable[..., Api], mock_api: respx.MockRouter, sleeps: list[float]
+) -> None:
+    api = make_api(max_retries=1)
+    route = mock_api.post("/pets").mock(return_value=error_response(429, **{"Retry-After": "1"}))
+
+    with pytest.raises(RateLimitError):
+        api.create_pet(name="Rex", category_id=3)
+
+    assert route.call_count == 2
+    assert sleeps == [1.0]
