@@ -103,26 +103,33 @@ class Call(Generic[T]):
             self.retries += 1
             logger.info(
                 "retrying %s %s in %.2f s (retry %d of %d)",
-                self.request.method, self.request.url, delay, self.retries, self._max_retries,
+                self.request.method,
+                self.request.url,
+                delay,
+                self.retries,
+                self._max_retries,
             )
             return delay
         if isinstance(outcome, httpx.RequestError):
             raise connection_error(outcome, self.request) from outcome
         if not outcome.is_success:
             raise status_error(outcome)
-        response: APIResponse[Any] = APIResponse(
-            outcome, self._operation.result_type, self.retries
-        )
+        response: APIResponse[Any] = APIResponse(outcome, self._operation.result_type, self.retries)
         self.result = response if self._raw else response.parse()  # type: ignore[assignment]
         return None
 
     def _log_attempt(self, outcome: httpx.Response | httpx.RequestError) -> None:
         if logger.isEnabledFor(logging.DEBUG):
-            status = outcome.status_code if isinstance(outcome, httpx.Response) else (
-                type(outcome).__name__
+            status = (
+                outcome.status_code
+                if isinstance(outcome, httpx.Response)
+                else (type(outcome).__name__)
             )
             logger.debug(
                 "%s %s -> %s in %.1f ms (retry %d)",
-                self.request.method, self.request.url, status,
-                (time.perf_counter() - self._started) * 1000, self.retries,
+                self.request.method,
+                self.request.url,
+                status,
+                (time.perf_counter() - self._started) * 1000,
+                self.retries,
             )

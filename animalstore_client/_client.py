@@ -420,9 +420,7 @@ class AsyncClient(_BaseClient[httpx.AsyncClient]):
         call = self._start(operation)
         while True:
             try:
-                outcome: httpx.Response | httpx.RequestError = await self._http.send(
-                    call.begin()
-                )
+                outcome: httpx.Response | httpx.RequestError = await self._http.send(call.begin())
             except httpx.RequestError as exc:
                 outcome = exc
             delay = call.after(outcome)

@@ -72,16 +72,15 @@ def _api_key(api_key: object, environ: Mapping[str, str]) -> str:
         api_key = environ.get(API_KEY_VARIABLE) or None
     if api_key is None:
         raise ValueError(f"no API key: pass api_key= or set the {API_KEY_VARIABLE} variable")
-    key = check_str("api_key", api_key)
-    # The message must not echo the key: it would end up in logs and tracebacks.
-    if not key or not key.isascii() or not key.isprintable() or " " in key:
+    # No message here echoes the key: it would end up in logs and tracebacks.
+    if not isinstance(api_key, str):
+        raise TypeError(f"api_key must be a str, got {type(api_key).__name__}")
+    if not api_key or not api_key.isascii() or not api_key.isprintable() or " " in api_key:
         raise ValueError("api_key must be non-empty printable ASCII without whitespace")
-    return key
+    return api_key
 
 
-def _base_url(
-    environment: object, base_url: object, environ: Mapping[str, str]
-) -> tuple[str, str]:
+def _base_url(environment: object, base_url: object, environ: Mapping[str, str]) -> tuple[str, str]:
     """Return the address and the name of where it came from, first match wins."""
     if base_url is not None and environment is not None:
         raise ValueError("pass either environment= or base_url=, not both")
@@ -174,12 +173,16 @@ def resolve_options(
         timeout=_timeout(timeout),
         max_retries=check_int("max_retries", max_retries, 0),
         default_headers=headers,
-        headers=MappingProxyType(
-            {
-                "Accept": "application/json",
-                "User-Agent": f"animalstore-client-python/{__version__}",
-                **headers,
-                "Authorization": f"Bearer {key}",
-            }
-        ),
+        headers=_request_headers(key, headers),
     )
+
+
+def _request_headers(api_key: str, default_headers: Mapping[str, str]) -> Mapping[str, str]:
+    # httpx.Headers merges names case-insensitively: a user's "authorization" or "user-agent"
+    # replaces ours instead of being sent beside it, and the key is set last so it always wins.
+    merged = httpx.Headers(
+        {"Accept": "application/json", "User-Agent": f"animalstore-client-python/{__version__}"}
+    )
+    merged.update(default_headers)
+    merged["Authorization"] = f"Bearer {api_key}"
+    return MappingProxyType(dict(merged.multi_items()))

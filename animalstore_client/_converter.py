@@ -20,6 +20,8 @@ from cattrs.cols import is_mutable_sequence, list_structure_factory
 from cattrs.errors import ClassValidationError, IterableValidationError
 from cattrs.gen import make_dict_structure_fn, make_dict_unstructure_fn, override
 
+from animalstore_client._validation import INT64_MAX, INT64_MIN
+
 __all__ = ["WireFormatError", "structure", "unstructure", "wire_name"]
 
 T = TypeVar("T")
@@ -62,6 +64,9 @@ def _strict_int(value: object, _: type) -> int:
     # `type(...) is int` also rejects bool, which JSON true/false would otherwise pass as.
     if type(value) is not int:
         raise _wrong_type("an integer", value)
+    # Every integer in the API is an int64; what the SDK returns it must accept back.
+    if not INT64_MIN <= value <= INT64_MAX:
+        raise ValueError(f"expected an int64, got {_excerpt(value)}")
     return value
 
 

@@ -73,8 +73,8 @@ def test_get_pet_warns_at_the_callers_line(mock_api: respx.MockRouter) -> None:
     mock_api.get("/pets/7").respond(200, json=PET)
     client = Client(api_key=API_KEY, base_url=BASE_URL)
 
+    line = inspect.currentframe().f_lineno + 2  # type: ignore[union-attr]
     with pytest.warns(DeprecationWarning, match="5 December 2030") as caught:
-        line = inspect.currentframe().f_lineno + 1  # type: ignore[union-attr]
         client.get_pet(7)
 
     assert len(caught) == 1
@@ -95,7 +95,7 @@ def test_async_get_pet_warns_at_the_callers_line(
         await client.get_pet(7)
         return line
 
-    with pytest.warns(DeprecationWarning) as caught:
+    with pytest.warns(DeprecationWarning, match="5 December 2030") as caught:
         line = loop.run_until_complete(caller())
 
     assert len(caught) == 1
@@ -141,8 +141,9 @@ def test_a_closed_client_refuses_calls_without_sending(
     assert route.call_count == 0
 
 
-def test_context_managers_close_the_pool(mock_api: respx.MockRouter,
-                                         loop: asyncio.AbstractEventLoop) -> None:
+def test_context_managers_close_the_pool(
+    mock_api: respx.MockRouter, loop: asyncio.AbstractEventLoop
+) -> None:
     with Client(api_key=API_KEY, base_url=BASE_URL) as client:
         assert not client._http.is_closed
     assert client._http.is_closed
@@ -166,23 +167,34 @@ def test_an_unclosed_client_is_collected_without_warnings(mock_api: respx.MockRo
 
 
 def test_the_key_is_in_no_repr_message_or_log(
-    make_api: Callable[..., Api], mock_api: respx.MockRouter, sleeps: list[float],
+    make_api: Callable[..., Api],
+    mock_api: respx.MockRouter,
+    sleeps: list[float],
     caplog: pytest.LogCaptureFixture,
 ) -> None:
     caplog.set_level(logging.DEBUG)
     api = make_api(max_retries=1)
-    mock_api.get("/pets").mock(side_effect=[
-        httpx.ConnectError("refused"),
-        httpx.Response(401, json={"code": "unauthorized", "message": "bad key", "status": 401}),
-    ])
+    mock_api.get("/pets").mock(
+        side_effect=[
+            httpx.ConnectError("refused"),
+            httpx.Response(401, json={"code": "unauthorized", "message": "bad key", "status": 401}),
+        ]
+    )
 
     with pytest.raises(AuthenticationError) as caught:
         api.list_pets()
 
     exc = caught.value
-    exposed = [repr(api.target), str(api.target._options), repr(exc), str(exc),
-               repr(exc.request), repr(exc.request.headers), repr(api.with_raw_response.target),
-               caplog.text]
+    exposed = [
+        repr(api.target),
+        str(api.target._options),
+        repr(exc),
+        str(exc),
+        repr(exc.request),
+        repr(exc.request.headers),
+        repr(api.with_raw_response.target),
+        caplog.text,
+    ]
     for text in exposed:
         assert API_KEY not in text
     assert exc.request.headers["authorization"] == f"Bearer {API_KEY}"
@@ -192,18 +204,22 @@ def test_each_attempt_is_logged_at_debug_and_each_retry_at_info(
     api: Api, mock_api: respx.MockRouter, sleeps: list[float], caplog: pytest.LogCaptureFixture
 ) -> None:
     caplog.set_level(logging.DEBUG, logger="animalstore_client")
-    mock_api.get("/pets").mock(side_effect=[httpx.ReadTimeout("slow"), httpx.Response(503),
-                                            httpx.Response(200, json=[])])
+    mock_api.get("/pets").mock(
+        side_effect=[httpx.ReadTimeout("slow"), httpx.Response(503), httpx.Response(200, json=[])]
+    )
 
     api.list_pets(limit=3)
 
-    records = [(r.levelname, r.getMessage()) for r in caplog.records
-               if r.name == "animalstore_client"]
+    records = [
+        (r.levelname, r.getMessage()) for r in caplog.records if r.name == "animalstore_client"
+    ]
     url = "https://api.test/v1/pets?limit=3"
     debug = [message for level, message in records if level == "DEBUG"]
     info = [message for level, message in records if level == "INFO"]
     assert [m.split(" in ")[0] for m in debug] == [
-        f"GET {url} -> ReadTimeout", f"GET {url} -> 503", f"GET {url} -> 200"
+        f"GET {url} -> ReadTimeout",
+        f"GET {url} -> 503",
+        f"GET {url} -> 200",
     ]
     assert [m.rsplit("(", 1)[1] for m in debug] == ["retry 0)", "retry 1)", "retry 2)"]
     assert all(" ms (retry " in message for message in debug)
@@ -221,5 +237,5 @@ def test_every_call_failure_is_an_animalstore_error(
     for call in (api.list_pets, lambda: api.create_pet(name="x", category_id=1)):
         with pytest.raises(AnimalStoreError):
             call()
-    with pytest.raises(AnimalStoreError), pytest.warns(DeprecationWarning):
+    with pytest.raises(AnimalStoreError), pytest.warns(DeprecationWarning, match="5 December 2030"):
         api.get_pet(1)

@@ -44,7 +44,10 @@ from tests.conftest import API_KEY, Api
     ],
 )
 def test_every_status_maps_to_its_class_with_the_error_body(
-    make_api: Callable[..., Api], mock_api: respx.MockRouter, status: int, expected: type[APIStatusError]
+    make_api: Callable[..., Api],
+    mock_api: respx.MockRouter,
+    status: int,
+    expected: type[APIStatusError],
 ) -> None:
     api = make_api(max_retries=0)
     body = {"code": "some_code", "message": "what went wrong", "status": status}
@@ -68,17 +71,27 @@ def test_every_status_maps_to_its_class_with_the_error_body(
 @pytest.mark.parametrize(
     ("body", "content_type", "message"),
     [
-        (b"<html><body>\n<h1>502 Bad Gateway</h1>\n</body></html>", "text/html",
-         "<html><body> <h1>502 Bad Gateway</h1> </body></html>"),
+        (
+            b"<html><body>\n<h1>502 Bad Gateway</h1>\n</body></html>",
+            "text/html",
+            "<html><body> <h1>502 Bad Gateway</h1> </body></html>",
+        ),
         (b"", "application/json", "Bad Gateway"),
         (b'{"code": "x", "mess', "application/json", '{"code": "x", "mess'),
-        (b'{"code": 5, "message": "m", "status": 502}', "application/json",
-         '{"code": 5, "message": "m", "status": 502}'),
+        (
+            b'{"code": 5, "message": "m", "status": 502}',
+            "application/json",
+            '{"code": 5, "message": "m", "status": 502}',
+        ),
         (b"\xff\xfe\x00garbage", "application/octet-stream", "\ufffd\ufffd\x00garbage"),
     ],
 )
 def test_a_body_that_is_not_an_error_still_gives_the_right_class(
-    make_api: Callable[..., Api], mock_api: respx.MockRouter, body: bytes, content_type: str, message: str
+    make_api: Callable[..., Api],
+    mock_api: respx.MockRouter,
+    body: bytes,
+    content_type: str,
+    message: str,
 ) -> None:
     api = make_api(max_retries=0)
     mock_api.get("/pets").respond(502, content=body, headers={"content-type": content_type})
@@ -157,7 +170,10 @@ def test_raw_response_defers_validation_to_parse(api: Api, mock_api: respx.MockR
     ],
 )
 def test_transport_failures_become_connection_errors(
-    make_api: Callable[..., Api], mock_api: respx.MockRouter, error: Exception, expected: type[APIError]
+    make_api: Callable[..., Api],
+    mock_api: respx.MockRouter,
+    error: Exception,
+    expected: type[APIError],
 ) -> None:
     api = make_api(max_retries=0)
     mock_api.get("/pets").mock(side_effect=error)
@@ -173,8 +189,13 @@ def test_transport_failures_become_connection_errors(
 
 
 def test_the_hierarchy_is_one_tree() -> None:
-    for cls in (BadRequestError, AuthenticationError, NotFoundError, RateLimitError,
-                InternalServerError):
+    for cls in (
+        BadRequestError,
+        AuthenticationError,
+        NotFoundError,
+        RateLimitError,
+        InternalServerError,
+    ):
         assert cls.__bases__ == (APIStatusError,)
     assert APITimeoutError.__bases__ == (APIConnectionError,)
     for cls in (APIConnectionError, APIResponseValidationError, APIStatusError):

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import uuid
-
 from collections.abc import Callable
 
 import httpx
@@ -81,7 +80,7 @@ def test_each_create_call_gets_its_own_idempotency_key(
 def test_get_pet_puts_the_id_in_the_path(api: Api, mock_api: respx.MockRouter) -> None:
     route = mock_api.get("/pets/7").respond(200, json=PET)
 
-    with pytest.warns(DeprecationWarning):
+    with pytest.warns(DeprecationWarning, match="5 December 2030"):
         pet = api.get_pet(7)
 
     assert pet.id == 7
@@ -127,14 +126,16 @@ def test_raw_response_of_create_and_get(api: Api, mock_api: respx.MockRouter) ->
     mock_api.get("/pets/7").respond(200, json=PET)
 
     created = api.with_raw_response.create_pet(name="Rex", category_id=3)
-    with pytest.warns(DeprecationWarning):
+    with pytest.warns(DeprecationWarning, match="5 December 2030"):
         fetched = api.with_raw_response.get_pet(7)
 
     assert created.status_code == 201
     assert created.parse() == fetched.parse() == Pet.from_dict(PET)
 
 
-def test_the_users_http_client_defaults_apply(make_api: Callable[..., Api], mock_api: respx.MockRouter) -> None:
+def test_the_users_http_client_defaults_apply(
+    make_api: Callable[..., Api], mock_api: respx.MockRouter
+) -> None:
     route = mock_api.get("/pets").respond(200, json=[])
     http = httpx.Client(headers={"X-Tenant": "blue"}, params={"trace": "1"})
     from animalstore_client import Client

@@ -4,9 +4,10 @@ happens twice.
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Callable
-from email.utils import format_datetime
 from datetime import datetime, timedelta, timezone
+from email.utils import format_datetime
 
 import httpx
 import pytest
@@ -19,8 +20,8 @@ from animalstore_client import (
     InternalServerError,
     Pet,
     RateLimitError,
+    _retries,
 )
-from animalstore_client import _retries
 from tests.conftest import Api
 
 PET = {"id": 1, "name": "Rex", "categoryId": 3}
@@ -89,8 +90,12 @@ def test_max_retries_zero_sends_exactly_one_request(
 
 @pytest.mark.parametrize(
     "error",
-    [httpx.ConnectError("refused"), httpx.ReadTimeout("slow"), httpx.ReadError("reset"),
-     httpx.RemoteProtocolError("disconnected")],
+    [
+        httpx.ConnectError("refused"),
+        httpx.ReadTimeout("slow"),
+        httpx.ReadError("reset"),
+        httpx.RemoteProtocolError("disconnected"),
+    ],
 )
 def test_a_get_is_retried_after_transport_failures(
     api: Api, mock_api: respx.MockRouter, sleeps: list[float], error: Exception
@@ -126,7 +131,10 @@ def test_a_create_is_never_retried_when_it_may_have_been_processed(
     ],
 )
 def test_a_create_is_not_retried_after_a_failure_once_sent(
-    api: Api, mock_api: respx.MockRouter, sleeps: list[float], error: Exception,
+    api: Api,
+    mock_api: respx.MockRouter,
+    sleeps: list[float],
+    error: Exception,
     expected: type[Exception],
 ) -> None:
     route = mock_api.post("/pets").mock(side_effect=error)
@@ -140,8 +148,13 @@ def test_a_create_is_not_retried_after_a_failure_once_sent(
 
 @pytest.mark.parametrize(
     "first",
-    [error_response(429), error_response(503), httpx.ConnectError("refused"),
-     httpx.ConnectTimeout("slow"), httpx.PoolTimeout("busy")],
+    [
+        error_response(429),
+        error_response(503),
+        httpx.ConnectError("refused"),
+        httpx.ConnectTimeout("slow"),
+        httpx.PoolTimeout("busy"),
+    ],
     ids=["429", "503", "connect-error", "connect-timeout", "pool-timeout"],
 )
 def test_a_create_is_retried_with_the_same_key_when_provably_not_processed(
@@ -162,9 +175,11 @@ def test_retry_after_in_seconds_is_honoured(
     api: Api, mock_api: respx.MockRouter, sleeps: list[float]
 ) -> None:
     mock_api.get("/pets").mock(
-        side_effect=[error_response(429, **{"Retry-After": "3"}),
-                     error_response(503, **{"Retry-After": "0.25"}),
-                     httpx.Response(200, json=[])]
+        side_effect=[
+            error_response(429, **{"Retry-After": "3"}),
+            error_response(503, **{"Retry-After": "0.25"}),
+            httpx.Response(200, json=[]),
+        ]
     )
 
     api.list_pets()
@@ -177,8 +192,10 @@ def test_retry_after_as_an_http_date_is_honoured(
 ) -> None:
     when = datetime.now(timezone.utc) + timedelta(seconds=10)
     mock_api.get("/pets").mock(
-        side_effect=[error_response(503, **{"Retry-After": format_datetime(when, usegmt=True)}),
-                     httpx.Response(200, json=[])]
+        side_effect=[
+            error_response(503, **{"Retry-After": format_datetime(when, usegmt=True)}),
+            httpx.Response(200, json=[]),
+        ]
     )
 
     api.list_pets()
@@ -213,8 +230,10 @@ def test_backoff_doubles_from_half_a_second_to_a_cap_of_eight(
     assert [_retries.backoff(n) for n in range(7)] == [0.5, 1.0, 2.0, 4.0, 8.0, 8.0, 8.0]
     monkeypatch.setattr(_retries.random, "random", lambda: 0.999999)
     jittered = [_retries.backoff(n) for n in range(7)]
-    assert all(0.75 * full <= wait < full for wait, full in
-               zip(jittered, [0.5, 1.0, 2.0, 4.0, 8.0, 8.0, 8.0]))
+    assert all(
+        0.75 * full <= wait < full
+        for wait, full in zip(jittered, [0.5, 1.0, 2.0, 4.0, 8.0, 8.0, 8.0], strict=True)
+    )
 
 
 def test_backoff_grows_between_attempts_and_stays_under_the_cap(
@@ -227,7 +246,7 @@ def test_backoff_grows_between_attempts_and_stays_under_the_cap(
         api.list_pets()
 
     assert len(sleeps) == 6
-    assert all(earlier < later for earlier, later in zip(sleeps[:4], sleeps[1:5]))
+    assert all(earlier < later for earlier, later in itertools.pairwise(sleeps[:5]))
     assert all(0.375 <= wait <= 8.0 for wait in sleeps)
     assert sleeps[-1] >= 6.0
 

@@ -1,0 +1,489 @@
+"""The clients' constructor: key, address, timeout, retries, headers, http_client, logging."""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import logging
+import re
+import sys
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import httpx
+import pytest
+import respx
+
+from animalstore_client import BASE_URLS, AsyncClient, Client, Environment
+from animalstore_client import _logging as sdk_logging
+
+PRODUCTION = "https://api.animalstore.example/v1/"
+STAGING = "https://staging.api.animalstore.example/v1/"
+KEY = "config-key-42"
+PET = {"id": 1, "name": "Rex", "categoryId": 3, "status": "available"}
+
+MakeApi = Callable[..., Any]
+ClientPair = tuple[type[Client] | type[AsyncClient], type[httpx.Client] | type[httpx.AsyncClient]]
+
+CLIENT_KINDS = [
+    pytest.param((Client, httpx.Client), id="sync"),
+    pytest.param((AsyncClient, httpx.AsyncClient), id="async"),
+]
+
+
+def run(loop: asyncio.AbstractEventLoop, value: Any) -> Any:
+    return loop.run_until_complete(value) if inspect.isawaitable(value) else value
+
+
+def close(loop: asyncio.AbstractEventLoop, client: Any) -> None:
+    """Close an SDK client or an httpx client of either kind."""
+    closer = getattr(client, "aclose", None) or client.close
+    run(loop, closer())
+
+
+@pytest.fixture
+def pets_route(mock_api: respx.MockRouter) -> respx.Route:
+    return mock_api.get("/pets").respond(200, json=[PET])
+
+
+# --- API key ------------------------------------------------------------------------------
+
+
+def test_api_key_is_read_from_the_environment_at_construction(
+    make_api: MakeApi, pets_route: respx.Route, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("ANIMALSTORE_API_KEY", "env-key-1")
+    api = make_api(api_key=None)
+    monkeypatch.setenv("ANIMALSTORE_API_KEY", "env-key-2")
+    api.list_pets()
+    assert pets_route.calls.last.request.headers.get_list("Authorization") == ["Bearer env-key-1"]
+
+
+def test_explicit_api_key_beats_the_environment(
+    make_api: MakeApi, pets_route: respx.Route, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("ANIMALSTORE_API_KEY", "env-key")
+    make_api(api_key=KEY).list_pets()
+    assert pets_route.calls.last.request.headers["Authorization"] == f"Bearer {KEY}"
+
+
+@pytest.mark.parametrize("variable", [None, ""], ids=["unset", "empty"])
+def test_no_api_key_is_an_error_at_construction(
+    make_api: MakeApi,
+    mock_api: respx.MockRouter,
+    pets_route: respx.Route,
+    monkeypatch: pytest.MonkeyPatch,
+    variable: str | None,
+) -> None:
+    if variable is not None:
+        monkeypatch.setenv("ANIMALSTORE_API_KEY", variable)
+    with pytest.raises(ValueError, match="ANIMALSTORE_API_KEY") as excinfo:
+        make_api(api_key=None)
+    assert excinfo.type is ValueError
+    assert not mock_api.calls
+
+
+MALFORMED_KEYS = [
+    pytest.param("sk-secret with-space", id="space"),
+    pytest.param("sk-secret\twith-tab", id="tab"),
+    pytest.param("sk-secret\nwith-newline", id="newline"),
+    pytest.param("sk-secret\r\nX-Injected: 1", id="crlf"),
+    pytest.param("sk-secret-\u00e9t\u00e9", id="non-ascii"),
+    pytest.param("sk-secret-\u00a0nbsp", id="nbsp"),
+]
+
+
+@pytest.mark.parametrize("key", [*MALFORMED_KEYS, pytest.param("sk-secret\x00with-nul", id="nul")])
+def test_malformed_api_key_argument_is_rejected_without_echoing_it(
+    make_api: MakeApi, mock_api: respx.MockRouter, pets_route: respx.Route, key: str
+) -> None:
+    with pytest.raises(ValueError, match=r"\bapi_key\b") as excinfo:
+        make_api(api_key=key)
+    assert excinfo.type is ValueError
+    assert "sk-secret" not in str(excinfo.value)
+    assert not mock_api.calls
+
+
+@pytest.mark.parametrize("key", MALFORMED_KEYS)  # an environment variable cannot hold NUL
+def test_malformed_api_key_variable_is_rejected_without_echoing_it(
+    make_api: MakeApi,
+    mock_api: respx.MockRouter,
+    pets_route: respx.Route,
+    monkeypatch: pytest.MonkeyPatch,
+    key: str,
+) -> None:
+    monkeypatch.setenv("ANIMALSTORE_API_KEY", key)
+    with pytest.raises(ValueError, match=r"\bapi_key\b") as excinfo:
+        make_api(api_key=None)
+    assert excinfo.type is ValueError
+    assert "sk-secret" not in str(excinfo.value)
+    assert not mock_api.calls
+
+
+def test_empty_explicit_api_key_is_rejected(make_api: MakeApi) -> None:
+    with pytest.raises(ValueError, match=r"\bapi_key\b"):
+        make_api(api_key="")
+
+
+@pytest.mark.parametrize("key", [12345, b"sk-bytes", ["sk-list"]], ids=["int", "bytes", "list"])
+def test_non_str_api_key_is_a_type_error(make_api: MakeApi, key: object) -> None:
+    with pytest.raises(TypeError, match=r"\bapi_key\b") as excinfo:
+        make_api(api_key=key)
+    assert excinfo.type is TypeError
+
+
+@pytest.mark.parametrize(
+    "key",
+    [b"sk-bytes-secret-0123", bytearray(b"sk-bytes-secret-0123")],
+    ids=["bytes", "bytearray"],
+)
+def test_non_str_api_key_is_not_echoed(make_api: MakeApi, key: object) -> None:
+    # A key read from a file in binary mode is still a secret: it must not reach tracebacks.
+    with pytest.raises(TypeError, match=r"\bapi_key\b") as excinfo:
+        make_api(api_key=key)
+    assert "sk-bytes-secret-0123" not in str(excinfo.value)
+
+
+# --- address ------------------------------------------------------------------------------
+
+
+def test_base_urls_are_production_and_staging() -> None:
+    assert dict(BASE_URLS) == {
+        Environment.PRODUCTION: "https://api.animalstore.example/v1",
+        Environment.STAGING: "https://staging.api.animalstore.example/v1",
+    }
+
+
+@pytest.mark.parametrize(
+    ("arguments", "variable", "expected"),
+    [
+        pytest.param({}, None, PRODUCTION, id="default-production"),
+        pytest.param({"environment": "production"}, None, PRODUCTION, id="production-str"),
+        pytest.param({"environment": "staging"}, None, STAGING, id="staging-str"),
+        pytest.param({"environment": Environment.STAGING}, None, STAGING, id="staging-enum"),
+        pytest.param({}, "http://env.test/v1", "http://env.test/v1/", id="variable"),
+        pytest.param(
+            {"environment": "staging"}, "http://env.test/v1", STAGING, id="environment-beats-var"
+        ),
+        pytest.param(
+            {"environment": Environment.PRODUCTION},
+            "http://env.test/v1",
+            PRODUCTION,
+            id="production-beats-var",
+        ),
+        pytest.param(
+            {"base_url": "https://own.test/v1"},
+            "http://env.test/v1",
+            "https://own.test/v1/",
+            id="base-url-beats-var",
+        ),
+        pytest.param(
+            {"base_url": "https://own.test/v1/"}, None, "https://own.test/v1/", id="slash-kept"
+        ),
+        pytest.param(
+            {"base_url": httpx.URL("https://own.test:8443/x/v1")},
+            None,
+            "https://own.test:8443/x/v1/",
+            id="httpx-url",
+        ),
+    ],
+)
+def test_base_url_resolution(
+    make_api: MakeApi,
+    monkeypatch: pytest.MonkeyPatch,
+    arguments: dict[str, object],
+    variable: str | None,
+    expected: str,
+) -> None:
+    if variable is not None:
+        monkeypatch.setenv("ANIMALSTORE_BASE_URL", variable)
+    arguments = {"base_url": None, **arguments}
+    assert make_api(**arguments).base_url == expected
+
+
+@pytest.mark.parametrize("environment", ["staging", Environment.PRODUCTION])
+def test_environment_and_base_url_together_are_rejected(
+    make_api: MakeApi, environment: object
+) -> None:
+    with pytest.raises(ValueError, match=r"\benvironment\b.*\bbase_url\b") as excinfo:
+        make_api(environment=environment, base_url="https://own.test/v1")
+    assert excinfo.type is ValueError
+
+
+@pytest.mark.parametrize("environment", ["qa", "Staging", "PRODUCTION", ""])
+def test_unknown_environment_is_rejected(make_api: MakeApi, environment: str) -> None:
+    with pytest.raises(ValueError, match=r"^environment\b") as excinfo:
+        make_api(environment=environment)
+    assert excinfo.type is ValueError
+
+
+INVALID_URLS = [
+    pytest.param("api.test/v1", id="no-scheme"),
+    pytest.param("ftp://api.test/v1", id="ftp"),
+    pytest.param("https://api.test/v1?region=eu", id="query"),
+    pytest.param("https://api.test/v1#top", id="fragment"),
+    pytest.param("https:///v1", id="no-host"),
+]
+
+
+@pytest.mark.parametrize("url", INVALID_URLS)
+def test_invalid_base_url_argument_is_rejected(make_api: MakeApi, url: str) -> None:
+    with pytest.raises(ValueError, match=r"^base_url\b") as excinfo:
+        make_api(base_url=url)
+    assert excinfo.type is ValueError
+
+
+@pytest.mark.parametrize("url", INVALID_URLS)
+def test_invalid_base_url_variable_is_rejected(
+    make_api: MakeApi, monkeypatch: pytest.MonkeyPatch, url: str
+) -> None:
+    monkeypatch.setenv("ANIMALSTORE_BASE_URL", url)
+    with pytest.raises(ValueError, match=r"^ANIMALSTORE_BASE_URL\b") as excinfo:
+        make_api(base_url=None)
+    assert excinfo.type is ValueError
+
+
+@pytest.mark.parametrize("base_url", ["http://h.test/api/v1", "http://h.test/api/v1/"])
+def test_base_url_path_is_kept_in_requests(make_api: MakeApi, base_url: str) -> None:
+    with respx.mock() as router:
+        route = router.get("http://h.test/api/v1/pets").respond(200, json=[PET])
+        api = make_api(base_url=base_url)
+        api.list_pets()
+    assert api.base_url == "http://h.test/api/v1/"
+    assert route.call_count == 1
+    assert str(route.calls.last.request.url) == "http://h.test/api/v1/pets"
+
+
+# --- timeout ------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("arguments", "expected"),
+    [
+        pytest.param({}, httpx.Timeout(30.0, connect=5.0), id="default"),
+        pytest.param({"timeout": 5.5}, httpx.Timeout(5.5), id="float"),
+        pytest.param({"timeout": 2}, httpx.Timeout(2.0), id="int"),
+        pytest.param(
+            {"timeout": httpx.Timeout(1.0, read=9.0)}, httpx.Timeout(1.0, read=9.0), id="timeout"
+        ),
+    ],
+)
+def test_timeout_is_configured_and_reaches_the_request(
+    make_api: MakeApi,
+    pets_route: respx.Route,
+    arguments: dict[str, object],
+    expected: httpx.Timeout,
+) -> None:
+    api = make_api(**arguments)
+    assert api.timeout == expected
+    api.list_pets()
+    assert pets_route.calls.last.request.extensions["timeout"] == expected.as_dict()
+
+
+def test_number_timeout_applies_to_every_phase(make_api: MakeApi) -> None:
+    assert make_api(timeout=7.5).timeout.as_dict() == {
+        "connect": 7.5,
+        "read": 7.5,
+        "write": 7.5,
+        "pool": 7.5,
+    }
+
+
+def test_httpx_timeout_is_used_as_given(make_api: MakeApi) -> None:
+    timeout = httpx.Timeout(3.0, pool=1.0)
+    assert make_api(timeout=timeout).timeout is timeout
+
+
+@pytest.mark.parametrize(
+    ("timeout", "error"),
+    [
+        (0, ValueError),
+        (0.0, ValueError),
+        (-1, ValueError),
+        (-0.5, ValueError),
+        (float("nan"), ValueError),
+        ("5", TypeError),
+        (True, TypeError),
+        ([5], TypeError),
+    ],
+)
+def test_invalid_timeout_is_rejected(
+    make_api: MakeApi, timeout: object, error: type[Exception]
+) -> None:
+    with pytest.raises(error, match=r"^timeout\b") as excinfo:
+        make_api(timeout=timeout)
+    assert excinfo.type is error
+
+
+# --- max_retries --------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("max_retries", [0, 1, 5])
+def test_max_retries_is_configured(make_api: MakeApi, max_retries: int) -> None:
+    assert make_api(max_retries=max_retries).max_retries == max_retries
+
+
+def test_max_retries_defaults_to_two(make_api: MakeApi) -> None:
+    assert make_api().max_retries == 2
+
+
+@pytest.mark.parametrize(
+    ("max_retries", "error"),
+    [(-1, ValueError), (True, TypeError), (False, TypeError), (1.0, TypeError), ("2", TypeError)],
+)
+def test_invalid_max_retries_is_rejected(
+    make_api: MakeApi, max_retries: object, error: type[Exception]
+) -> None:
+    with pytest.raises(error, match=r"^max_retries\b") as excinfo:
+        make_api(max_retries=max_retries)
+    assert excinfo.type is error
+
+
+# --- default_headers ----------------------------------------------------------------------
+
+
+def test_default_headers_are_sent_on_every_request(
+    make_api: MakeApi, mock_api: respx.MockRouter
+) -> None:
+    mock_api.get("/pets").respond(200, json=[PET])
+    mock_api.post("/pets").respond(201, json=PET)
+    mock_api.get("/pets/1").respond(200, json=PET)
+    api = make_api(default_headers={"X-Trace": "abc", "X-Team": "pets"})
+    api.list_pets()
+    api.create_pet(name="Rex", category_id=3)
+    with pytest.warns(DeprecationWarning, match="deprecated"):
+        api.get_pet(1)
+    assert len(mock_api.calls) == 3
+    for call in mock_api.calls:
+        assert call.request.headers.get_list("X-Trace") == ["abc"]
+        assert call.request.headers.get_list("X-Team") == ["pets"]
+
+
+@pytest.mark.parametrize("name", ["Authorization", "authorization", "AUTHORIZATION"])
+def test_default_headers_cannot_replace_authorization(
+    make_api: MakeApi, pets_route: respx.Route, name: str
+) -> None:
+    make_api(api_key=KEY, default_headers={name: "Bearer someone-else"}).list_pets()
+    assert pets_route.calls.last.request.headers.get_list("Authorization") == [f"Bearer {KEY}"]
+
+
+@pytest.mark.parametrize(
+    "headers",
+    [{"X-Number": 1}, {"X-Bytes": b"x"}, {"X-None": None}, {1: "x"}],
+    ids=["int-value", "bytes-value", "none-value", "int-name"],
+)
+def test_non_str_default_header_is_a_type_error(
+    make_api: MakeApi, headers: dict[object, object]
+) -> None:
+    with pytest.raises(TypeError, match=r"^default_headers\b") as excinfo:
+        make_api(default_headers=headers)
+    assert excinfo.type is TypeError
+
+
+# --- http_client --------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("client_class", "http_class"),
+    [(Client, httpx.AsyncClient), (AsyncClient, httpx.Client)],
+    ids=["sync-given-async", "async-given-sync"],
+)
+def test_http_client_of_the_other_kind_is_a_type_error(
+    loop: asyncio.AbstractEventLoop, client_class: type[Any], http_class: type[Any]
+) -> None:
+    http = http_class()
+    try:
+        with pytest.raises(TypeError, match=r"^http_client\b") as excinfo:
+            client_class(api_key=KEY, base_url="https://api.test/v1", http_client=http)
+        assert excinfo.type is TypeError
+    finally:
+        close(loop, http)
+
+
+@pytest.mark.parametrize("kinds", CLIENT_KINDS)
+def test_given_http_client_is_used_and_not_closed(
+    loop: asyncio.AbstractEventLoop, pets_route: respx.Route, kinds: ClientPair
+) -> None:
+    client_class, http_class = kinds
+    http = http_class(headers={"X-Proxy": "1"})
+    client = client_class(api_key=KEY, base_url="https://api.test/v1", http_client=http)
+    try:
+        run(loop, client.list_pets())
+        headers = pets_route.calls.last.request.headers
+        assert headers.get_list("X-Proxy") == ["1"]
+        assert headers.get_list("Authorization") == [f"Bearer {KEY}"]
+        close(loop, client)
+        assert http.is_closed is False
+    finally:
+        close(loop, http)
+
+
+@pytest.mark.parametrize("kinds", CLIENT_KINDS)
+def test_own_connection_pool_is_closed(loop: asyncio.AbstractEventLoop, kinds: ClientPair) -> None:
+    client_class, _ = kinds
+    client = client_class(api_key=KEY, base_url="https://api.test/v1")
+    pool = client._http  # the pool is not public; only its closing is under test
+    assert pool.is_closed is False
+    close(loop, client)
+    assert pool.is_closed is True
+
+
+# --- ANIMALSTORE_LOG ----------------------------------------------------------------------
+
+
+@pytest.fixture
+def sdk_logger(monkeypatch: pytest.MonkeyPatch) -> Iterator[logging.Logger]:
+    """The SDK's logger with no handler installed yet; its handlers and level restored after."""
+    logger = logging.getLogger("animalstore_client")
+    level = logger.level
+    monkeypatch.setattr(sdk_logging, "_handler", None)
+    monkeypatch.setattr(logger, "handlers", [])
+    yield logger
+    logger.setLevel(level)
+
+
+@pytest.mark.parametrize(
+    ("value", "level"),
+    [("debug", logging.DEBUG), ("DEBUG", logging.DEBUG), ("info", logging.INFO)],
+)
+def test_log_variable_installs_one_stderr_handler(
+    make_api: MakeApi,
+    sdk_logger: logging.Logger,
+    monkeypatch: pytest.MonkeyPatch,
+    value: str,
+    level: int,
+) -> None:
+    monkeypatch.setenv("ANIMALSTORE_LOG", value)
+    for _ in range(3):
+        make_api()
+    assert len(sdk_logger.handlers) == 1
+    (handler,) = sdk_logger.handlers
+    assert isinstance(handler, logging.StreamHandler)
+    assert handler.stream is sys.stderr
+    assert sdk_logger.level == level
+
+
+def test_debug_log_reaches_stderr(
+    make_api: MakeApi,
+    sdk_logger: logging.Logger,
+    pets_route: respx.Route,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    monkeypatch.setenv("ANIMALSTORE_LOG", "debug")
+    make_api(api_key=KEY).list_pets()
+    err = capsys.readouterr().err
+    assert re.search(r"animalstore_client DEBUG GET https://api\.test/v1/pets -> 200", err)
+    assert KEY not in err
+
+
+@pytest.mark.parametrize("value", ["verbose", "trace", "1", ""])
+def test_unknown_log_value_installs_nothing(
+    make_api: MakeApi, sdk_logger: logging.Logger, monkeypatch: pytest.MonkeyPatch, value: str
+) -> None:
+    level = sdk_logger.level
+    monkeypatch.setenv("ANIMALSTORE_LOG", value)
+    make_api()
+    assert sdk_logger.handlers == []
+    assert sdk_logger.level == level
+    assert sdk_logging._handler is None
