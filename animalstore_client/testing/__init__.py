@@ -1,0 +1,54 @@
+"""An in-memory animal store, faithful to the API spec, for tests and for trying the SDK out.
+
+Usage, with no animal store server anywhere::
+
+    import httpx
+
+    from animalstore_client.testing import FakeAnimalStore
+
+    store = FakeAnimalStore(api_keys={"test-key"})
+    store.add_pet("Rex", 3, "available")
+
+    # No socket: hand the transport to httpx (sync or async).
+    httpx.Client(transport=store.transport(), base_url="http://fake/v1/")
+
+    # A real HTTP server on 127.0.0.1, for anything that needs a URL.
+    with store.serve() as base_url:  # "http://127.0.0.1:<port>/v1"
+        ...
+
+    store.pets       # what is stored, in id order
+    store.requests   # every RecordedRequest received, rejected ones included
+
+From a shell, ``python -m animalstore_client.testing [--port 8080] [--api-key KEY]`` serves a
+fresh store in the foreground until Ctrl-C.
+
+Every route lives under ``/v1``; every request must carry ``Authorization: Bearer <key>``
+with one of the store's keys (checked before anything else). Every error response has the
+Error body ``{"code": ..., "message": ..., "status": ...}``, ``status`` equal to the HTTP
+status and ``message`` one line naming the wrong field or parameter by its wire name
+(``categoryId``, ``limit``). The ``code`` values, which the spec leaves open, are:
+
+* ``unauthorized`` (401): the Authorization header is missing, is not a Bearer one, or its
+  key is not accepted. The response also carries ``WWW-Authenticate: Bearer``.
+* ``invalid_body`` (400): POST /pets with a body that is empty, not valid JSON (NaN and
+  Infinity included), or not a JSON object.
+* ``invalid_field`` (400): POST /pets with ``name`` or ``categoryId`` missing, ``name`` not
+  a string, ``categoryId`` not an int64 integer (a boolean is not one), or ``status`` not a
+  PetStatus value (``null`` included). Unknown fields are ignored.
+* ``invalid_parameter`` (400): GET /pets with ``limit`` not an integer in 1..100, ``status``
+  not a PetStatus value, or either given twice. Unknown parameters are ignored.
+* ``not_found`` (404): an unknown path, or GET /pets/{petId} with no such pet, including a
+  ``petId`` that is not an int64 integer (``/v1/pets/abc``).
+* ``method_not_allowed`` (405): a known path with another method; the ``Allow`` header
+  lists the methods it takes.
+* ``protocol_error`` (400, 414, 431, 505 ... as http.server decides): only from
+  ``serve()``, when the HTTP request itself cannot be parsed (a bad request line or
+  ``Content-Length``, say). The connection is closed and the request is not recorded.
+
+A pet created without ``status`` keeps none (the spec does not say what the service
+assigns): its JSON has no ``status`` key.
+"""
+
+from animalstore_client.testing._store import FakeAnimalStore, RecordedRequest
+
+__all__ = ["FakeAnimalStore", "RecordedRequest"]

@@ -1,0 +1,461 @@
+"""The sans-IO core of the fake animal store: state, routing, validation and responses.
+
+Everything the fake does lives here; ``_transport`` and ``_server`` only translate between
+their I/O layer and :meth:`FakeAnimalStore.handle`.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import threading
+from collections.abc import Callable, Iterable, Mapping
+from typing import TYPE_CHECKING, Any, NoReturn
+from urllib.parse import parse_qs
+
+import attrs
+
+from animalstore_client._models import Pet, PetStatus
+
+if TYPE_CHECKING:
+    from contextlib import AbstractContextManager
+
+    from animalstore_client.testing._transport import FakeTransport
+
+__all__ = ["FakeAnimalStore", "RawResponse", "RecordedRequest"]
+
+RawResponse = tuple[int, list[tuple[str, str]], bytes]
+"""A response as plain data: status code, header pairs, body bytes."""
+
+_INT64_MIN = -(2**63)
+_INT64_MAX = 2**63 - 1
+# Spelled out rather than read from PetStatus: the fake is an independent check of the SDK.
+_STATUS_VALUES = ("available", "pending", "sold")
+_STATUS_CHOICES = ", ".join(_STATUS_VALUES)
+_DEFAULT_LIMIT = 20
+_MAX_LIMIT = 100
+# ASCII digits only (int() would also take "+7", " 7", "7_0" and other scripts' digits), and
+# bounded so int() never parses an arbitrarily long string.
+_INTEGER = re.compile(r"-?[0-9]{1,20}")
+
+
+@attrs.frozen
+class RecordedRequest:
+    """One request as the fake store received it, whether it was accepted or rejected.
+
+    Attributes:
+        method: the HTTP method, as sent (``"GET"``, ``"POST"`` ...).
+        path: the percent-decoded path, without the query (``"/v1/pets"``).
+        query: the raw query string, without the ``?`` (``"limit=5&status=sold"``).
+        headers: the request headers, names lower-cased; repeated headers joined with ``", "``.
+        body: the raw request body (``b""`` when there is none).
+    """
+
+    method: str
+    path: str
+    query: str
+    headers: dict[str, str]
+    body: bytes
+
+    def json(self) -> Any:
+        """Decode the body as JSON.
+
+        Returns:
+            The decoded JSON value.
+
+        Raises:
+            ValueError: the body is not valid JSON (``json.JSONDecodeError``).
+        """
+        return json.loads(self.body)
+
+
+class _ApiError(Exception):
+    """An error response, raised by a check and turned into an Error body by ``handle``."""
+
+    def __init__(
+        self, status: int, code: str, message: str, headers: tuple[tuple[str, str], ...] = ()
+    ) -> None:
+        super().__init__(message)
+        self.status = status
+        self.code = code
+        self.message = message
+        self.headers = headers
+
+
+@attrs.frozen
+class _Call:
+    """What a route handler needs from a request."""
+
+    params: Mapping[str, str]
+    query: str
+    body: bytes
+
+
+class FakeAnimalStore:
+    """An in-memory, thread-safe implementation of the whole animal store API.
+
+    Use it through :meth:`transport` (no socket; plugs into ``httpx.Client`` and
+    ``httpx.AsyncClient``), through :meth:`serve` (a real HTTP server on 127.0.0.1), or by
+    calling :meth:`handle` directly. Every route lives under ``/v1``, so the base URL to
+    configure ends in ``/v1``.
+
+    Behaviour the spec leaves open, decided here:
+
+    * A pet created without ``status`` keeps no status: it is stored as ``None`` and the
+      ``status`` key is absent from its JSON.
+    * Authentication is checked before routing, so an unauthenticated request gets 401 even
+      on an unknown path or with a wrong method.
+    * A ``petId`` that is not an int64 integer (``/v1/pets/abc``) gets 404 ``not_found``,
+      the only error status the spec lists for that operation besides 401.
+    * ``"status": null`` in a create body is rejected (400): the spec's type is PetStatus,
+      not a nullable one; leave the key out instead.
+    * Unknown fields in a create body and unknown query parameters are ignored; a query
+      parameter given twice is rejected (400).
+
+    Args:
+        api_keys: the API keys accepted as ``Authorization: Bearer <key>``. Any iterable of
+            strings (a tuple, a list, a set ...).
+
+    Raises:
+        TypeError: ``api_keys`` is a single string rather than a collection of strings.
+    """
+
+    def __init__(self, api_keys: Iterable[str] = ("test-key",)) -> None:
+        if isinstance(api_keys, str):
+            # Iterating a str would silently accept each of its characters as a key.
+            raise TypeError("api_keys must be a collection of keys, not a single str")
+        self._api_keys = frozenset(api_keys)
+        self._lock = threading.Lock()
+        self._pets: dict[int, Pet] = {}
+        self._requests: list[RecordedRequest] = []
+        self._next_pet_id = 1
+        self._next_request_id = 1
+
+    # -- seeding and inspection -----------------------------------------------------------
+
+    @property
+    def pets(self) -> list[Pet]:
+        """A snapshot of every stored pet, in ascending id order."""
+        with self._lock:
+            return list(self._pets.values())
+
+    @property
+    def requests(self) -> list[RecordedRequest]:
+        """A snapshot of every request received so far, oldest first, rejected ones included.
+
+        Requests that are not valid HTTP (refused by the socket server before they reach the
+        store) are not recorded.
+        """
+        with self._lock:
+            return list(self._requests)
+
+    def add_pet(self, name: str, category_id: int, status: PetStatus | str | None = None) -> Pet:
+        """Store a pet directly, as if a client had created it, and assign it the next id.
+
+        No validation is done, so a test can seed data the API would reject on creation,
+        such as a status value unknown to this SDK version.
+
+        Args:
+            name: the pet's name.
+            category_id: the pet's category id (``categoryId`` on the wire).
+            status: a ``PetStatus``, a status string (a known value becomes a ``PetStatus``,
+                any other is kept as a ``str``), or ``None`` for no status.
+
+        Returns:
+            The stored pet, with its assigned id.
+        """
+        if isinstance(status, str) and status in _STATUS_VALUES:
+            status = PetStatus(status)
+        with self._lock:
+            return self._insert_pet(name, category_id, status)
+
+    def reset(self) -> None:
+        """Forget every pet and recorded request, and restart pet and request ids at 1.
+
+        The accepted API keys are kept.
+        """
+        with self._lock:
+            self._pets.clear()
+            self._requests.clear()
+            self._next_pet_id = 1
+            self._next_request_id = 1
+
+    # -- adapters -------------------------------------------------------------------------
+
+    def transport(self) -> FakeTransport:
+        """Return an httpx transport that answers every request from this store.
+
+        The one object works as both a sync and an async transport:
+        ``httpx.Client(transport=store.transport(), base_url="http://fake/v1/")`` and
+        ``httpx.AsyncClient(transport=...)`` alike. The host in the URL is not checked.
+
+        Returns:
+            The transport, bound to this store.
+        """
+        # Imported here so that using only the sans-IO core does not import httpx.
+        from animalstore_client.testing._transport import FakeTransport
+
+        return FakeTransport(self)
+
+    def serve(self, port: int = 0) -> AbstractContextManager[str]:
+        """Serve this store over HTTP on 127.0.0.1 for the duration of a ``with`` block.
+
+        ``with store.serve() as base_url: ...`` yields ``"http://127.0.0.1:<port>/v1"``. On
+        exit the server stops, open connections are closed and its threads are joined.
+
+        Args:
+            port: the TCP port to listen on; 0 picks a free one.
+
+        Returns:
+            A context manager yielding the base URL.
+
+        Raises:
+            OSError: on entering the block, when the port cannot be bound (in use, say).
+        """
+        # Imported here: http.server pulls in a good part of the stdlib (email, html ...).
+        from animalstore_client.testing._server import serve
+
+        return serve(self, port)
+
+    # -- the sans-IO entry point ----------------------------------------------------------
+
+    def handle(
+        self, method: str, path: str, query: str, headers: Mapping[str, str], body: bytes
+    ) -> RawResponse:
+        """Answer one HTTP request given as plain data; the request is recorded first.
+
+        Every response has a JSON body, ``content-type: application/json``, a
+        ``content-length`` and an ``x-request-id`` (``req_1``, ``req_2`` ...). Errors carry an
+        Error body ``{"code", "message", "status"}``; the codes are listed in the
+        ``animalstore_client.testing`` module docstring.
+
+        Args:
+            method: the HTTP method (case-sensitive, as HTTP methods are).
+            path: the percent-decoded path without the query, e.g. ``"/v1/pets/7"``.
+            query: the raw query string without the ``?``, e.g. ``"limit=5"``.
+            headers: the request headers; names are matched case-insensitively.
+            body: the raw request body.
+
+        Returns:
+            ``(status, headers, body)``: the status code, a list of header pairs and the body.
+        """
+        lowered = {name.lower(): value for name, value in headers.items()}
+        with self._lock:
+            self._requests.append(RecordedRequest(method, path, query, lowered, bytes(body)))
+            try:
+                self._authenticate(lowered.get("authorization"))
+                status, payload = self._route(method, path, query, body)
+            except _ApiError as error:
+                return self._error_response(error)
+            return self._response(status, payload)
+
+    def _protocol_error(self, status: int, message: str) -> RawResponse:
+        """Build the Error response for a request the HTTP server could not parse."""
+        with self._lock:
+            return self._error_response(_ApiError(status, "protocol_error", message))
+
+    # -- internals; the callers hold self._lock -------------------------------------------
+
+    def _insert_pet(self, name: str, category_id: int, status: PetStatus | str | None) -> Pet:
+        pet = Pet(id=self._next_pet_id, name=name, category_id=category_id, status=status)
+        self._pets[pet.id] = pet
+        self._next_pet_id += 1
+        return pet
+
+    def _authenticate(self, authorization: str | None) -> None:
+        if authorization is None:
+            _unauthorized("missing Authorization header; send 'Authorization: Bearer <API key>'")
+        scheme, _, token = authorization.strip().partition(" ")
+        # RFC 7235: the scheme name is case-insensitive.
+        if scheme.lower() != "bearer":
+            _unauthorized("the Authorization header must use the Bearer scheme")
+        if token.strip() not in self._api_keys:
+            _unauthorized("invalid API key")
+
+    def _route(self, method: str, path: str, query: str, body: bytes) -> tuple[int, object]:
+        for pattern, handlers in _ROUTES:
+            match = pattern.fullmatch(path)
+            if match is None:
+                continue
+            handler = handlers.get(method)
+            if handler is None:
+                allow = ", ".join(handlers)
+                raise _ApiError(
+                    405,
+                    "method_not_allowed",
+                    f"method {method} is not allowed on {path}; allowed: {allow}",
+                    (("allow", allow),),
+                )
+            return handler(self, _Call(match.groupdict(), query, body))
+        raise _ApiError(404, "not_found", f"no such route: {method} {path}")
+
+    def _list_pets(self, call: _Call) -> tuple[int, object]:
+        params = _parse_query(call.query)
+        limit = _parse_limit(params.get("limit"))
+        status = params.get("status")
+        if status is not None and status not in _STATUS_VALUES:
+            _invalid_parameter(f"status must be one of {_STATUS_CHOICES}, got {status!r}")
+        pets = [p for p in self._pets.values() if status is None or _status_value(p) == status]
+        return 200, [_pet_to_wire(pet) for pet in pets[:limit]]
+
+    def _create_pet(self, call: _Call) -> tuple[int, object]:
+        fields = _parse_body_object(call.body)
+        name = _name_field(fields)
+        category_id = _category_id_field(fields)
+        status = _status_field(fields)
+        return 201, _pet_to_wire(self._insert_pet(name, category_id, status))
+
+    def _get_pet(self, call: _Call) -> tuple[int, object]:
+        raw_id = call.params["pet_id"]
+        pet_id = _parse_int64(raw_id)
+        pet = None if pet_id is None else self._pets.get(pet_id)
+        if pet is None:
+            suffix = "" if pet_id is not None else ": petId must be an int64 integer"
+            raise _ApiError(404, "not_found", f"no pet with petId {raw_id!r}{suffix}")
+        return 200, _pet_to_wire(pet)
+
+    def _response(
+        self, status: int, payload: object, extra_headers: Iterable[tuple[str, str]] = ()
+    ) -> RawResponse:
+        body = json.dumps(payload, ensure_ascii=False, separators=(",", ":")).encode()
+        request_id = f"req_{self._next_request_id}"
+        self._next_request_id += 1
+        headers = [
+            ("content-type", "application/json"),
+            ("content-length", str(len(body))),
+            ("x-request-id", request_id),
+            *extra_headers,
+        ]
+        return status, headers, body
+
+    def _error_response(self, error: _ApiError) -> RawResponse:
+        payload = {"code": error.code, "message": error.message, "status": error.status}
+        return self._response(error.status, payload, error.headers)
+
+
+_Handler = Callable[[FakeAnimalStore, _Call], tuple[int, object]]
+
+# Path pattern -> {method: handler}; the dict order is the order of the 405 Allow header.
+_ROUTES: tuple[tuple[re.Pattern[str], dict[str, _Handler]], ...] = (
+    (
+        re.compile(r"/v1/pets"),
+        {"GET": FakeAnimalStore._list_pets, "POST": FakeAnimalStore._create_pet},
+    ),
+    (re.compile(r"/v1/pets/(?P<pet_id>[^/]+)"), {"GET": FakeAnimalStore._get_pet}),
+)
+
+
+def _unauthorized(message: str) -> NoReturn:
+    # RFC 6750 asks a 401 to name the expected scheme.
+    raise _ApiError(401, "unauthorized", message, (("www-authenticate", "Bearer"),))
+
+
+def _invalid_parameter(message: str) -> NoReturn:
+    raise _ApiError(400, "invalid_parameter", message)
+
+
+def _invalid_body(message: str) -> NoReturn:
+    raise _ApiError(400, "invalid_body", message)
+
+
+def _invalid_field(message: str) -> NoReturn:
+    raise _ApiError(400, "invalid_field", message)
+
+
+def _parse_query(query: str) -> dict[str, str]:
+    parsed = parse_qs(query, keep_blank_values=True)
+    for name in ("limit", "status"):
+        if len(parsed.get(name, ())) > 1:
+            _invalid_parameter(f"{name} must be given at most once")
+    return {name: values[0] for name, values in parsed.items()}
+
+
+def _parse_limit(raw: str | None) -> int:
+    if raw is None:
+        return _DEFAULT_LIMIT
+    if not _INTEGER.fullmatch(raw) or not 1 <= int(raw) <= _MAX_LIMIT:
+        _invalid_parameter(f"limit must be an integer between 1 and {_MAX_LIMIT}, got {raw!r}")
+    return int(raw)
+
+
+def _parse_int64(raw: str) -> int | None:
+    value = int(raw) if _INTEGER.fullmatch(raw) else None
+    return value if value is not None and _INT64_MIN <= value <= _INT64_MAX else None
+
+
+def _reject_constant(name: str) -> NoReturn:
+    # Python's json accepts NaN and Infinity, which are not JSON.
+    raise ValueError(f"{name} is not valid JSON")
+
+
+def _parse_body_object(body: bytes) -> dict[str, Any]:
+    if not body.strip():
+        _invalid_body("the request body is empty; expected a JSON object")
+    try:
+        value = json.loads(body, parse_constant=_reject_constant)
+    except ValueError:  # also covers UnicodeDecodeError
+        _invalid_body("the request body is not valid JSON")
+    if not isinstance(value, dict):
+        _invalid_body(f"the request body must be a JSON object, got {_json_type(value)}")
+    return value
+
+
+def _required(fields: Mapping[str, Any], name: str) -> Any:
+    if name not in fields:
+        _invalid_field(f"{name} is required")
+    return fields[name]
+
+
+def _name_field(fields: Mapping[str, Any]) -> str:
+    name = _required(fields, "name")
+    if not isinstance(name, str):
+        _invalid_field(f"name must be a string, got {_json_type(name)}")
+    return name
+
+
+def _category_id_field(fields: Mapping[str, Any]) -> int:
+    category_id = _required(fields, "categoryId")
+    # bool is a subclass of int, but JSON true/false is not an integer.
+    if not isinstance(category_id, int) or isinstance(category_id, bool):
+        _invalid_field(f"categoryId must be an integer, got {_json_type(category_id)}")
+    if not _INT64_MIN <= category_id <= _INT64_MAX:
+        _invalid_field(
+            f"categoryId must be an int64 integer, between {_INT64_MIN} and {_INT64_MAX}"
+        )
+    return category_id
+
+
+def _status_field(fields: Mapping[str, Any]) -> PetStatus | None:
+    if "status" not in fields:
+        return None
+    status = fields["status"]
+    if status not in _STATUS_VALUES:
+        shown = repr(status) if isinstance(status, str) else _json_type(status)
+        _invalid_field(f"status must be one of {_STATUS_CHOICES}, got {shown}")
+    return PetStatus(status)
+
+
+def _json_type(value: object) -> str:
+    """Name a decoded JSON value's type as JSON does, for error messages."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, (int, float)):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    return "array" if isinstance(value, list) else "object"
+
+
+def _status_value(pet: Pet) -> str | None:
+    return pet.status.value if isinstance(pet.status, PetStatus) else pet.status
+
+
+def _pet_to_wire(pet: Pet) -> dict[str, object]:
+    # Built here rather than with Pet.to_dict: the fake must not share the SDK's serialisation.
+    wire: dict[str, object] = {"id": pet.id, "name": pet.name, "categoryId": pet.category_id}
+    status = _status_value(pet)
+    if status is not None:
+        wire["status"] = status
+    return wire

@@ -1,0 +1,767 @@
+"""Tests of the fake animal store, driven with plain httpx (not the SDK client)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import selectors
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import IO, Any
+
+import attrs
+import httpx
+import pytest
+
+from animalstore_client._models import Pet, PetStatus
+from animalstore_client.testing import FakeAnimalStore, RecordedRequest
+
+KEY = "test-key"
+AUTH = {"Authorization": f"Bearer {KEY}"}
+INT64_MAX = 2**63 - 1
+INT64_MIN = -(2**63)
+REPO_ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture
+def store() -> FakeAnimalStore:
+    return FakeAnimalStore()
+
+
+@pytest.fixture
+def client(store: FakeAnimalStore) -> Iterator[httpx.Client]:
+    with httpx.Client(
+        transport=store.transport(), base_url="http://fake.test/v1", headers=AUTH
+    ) as client:
+        yield client
+
+
+def error(status: int, code: str, message: str) -> dict[str, Any]:
+    return {"code": code, "message": message, "status": status}
+
+
+def assert_error(response: httpx.Response, status: int, code: str, message: str) -> None:
+    assert response.status_code == status
+    assert response.headers["content-type"] == "application/json"
+    assert response.json() == error(status, code, message)
+
+
+# -- creating pets ------------------------------------------------------------------------
+
+
+def test_create_assigns_ids_in_sequence_and_echoes_the_pet(client: httpx.Client) -> None:
+    bodies = [
+        {"name": "Rex", "categoryId": 1, "status": "available"},
+        {"name": "Tom", "categoryId": 2, "status": "pending"},
+        {"name": "Kiki", "categoryId": 1, "status": "sold"},
+    ]
+    responses = [client.post("/pets", json=body) for body in bodies]
+    assert [r.status_code for r in responses] == [201, 201, 201]
+    assert [r.json() for r in responses] == [
+        {"id": i, **body} for i, body in enumerate(bodies, start=1)
+    ]
+    assert all(r.headers["content-type"] == "application/json" for r in responses)
+
+
+def test_create_without_status_keeps_none(client: httpx.Client, store: FakeAnimalStore) -> None:
+    response = client.post("/pets", json={"name": "Rex", "categoryId": 7})
+    assert response.status_code == 201
+    assert response.json() == {"id": 1, "name": "Rex", "categoryId": 7}
+    assert store.pets == [Pet(id=1, name="Rex", category_id=7, status=None)]
+
+
+def test_create_stores_a_pet_model(client: httpx.Client, store: FakeAnimalStore) -> None:
+    client.post("/pets", json={"name": "Rex", "categoryId": 7, "status": "sold"})
+    [pet] = store.pets
+    assert pet == Pet(id=1, name="Rex", category_id=7, status=PetStatus.SOLD)
+    assert isinstance(pet.status, PetStatus)
+
+
+def test_create_ignores_unknown_fields(client: httpx.Client) -> None:
+    body = {"name": "Rex", "categoryId": 7, "id": 99, "colour": "brown"}
+    response = client.post("/pets", json=body)
+    assert response.status_code == 201
+    assert response.json() == {"id": 1, "name": "Rex", "categoryId": 7}
+
+
+@pytest.mark.parametrize("category_id", [INT64_MIN, -1, 0, INT64_MAX])
+def test_create_accepts_the_int64_range(client: httpx.Client, category_id: int) -> None:
+    response = client.post("/pets", json={"name": "Rex", "categoryId": category_id})
+    assert response.status_code == 201
+    assert response.json()["categoryId"] == category_id
+
+
+def test_create_keeps_unicode_names(client: httpx.Client) -> None:
+    response = client.post("/pets", json={"name": "Café 🐈", "categoryId": 1})
+    assert response.json()["name"] == "Café 🐈"
+    assert client.get("/pets/1").json()["name"] == "Café 🐈"
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        (b"", "the request body is empty; expected a JSON object"),
+        (b"  \n", "the request body is empty; expected a JSON object"),
+        (b"{not json", "the request body is not valid JSON"),
+        (b'{"name": "Rex", "categoryId": NaN}', "the request body is not valid JSON"),
+        (b"\xff\xfe\xfa", "the request body is not valid JSON"),
+        (
+            b'[{"name": "Rex", "categoryId": 1}]',
+            "the request body must be a JSON object, got array",
+        ),
+        (b'"Rex"', "the request body must be a JSON object, got string"),
+        (b"42", "the request body must be a JSON object, got number"),
+        (b"null", "the request body must be a JSON object, got null"),
+    ],
+)
+def test_create_rejects_a_body_that_is_not_a_json_object(
+    client: httpx.Client, store: FakeAnimalStore, content: bytes, message: str
+) -> None:
+    response = client.post("/pets", content=content)
+    assert_error(response, 400, "invalid_body", message)
+    assert store.pets == []
+
+
+@pytest.mark.parametrize(
+    ("body", "message"),
+    [
+        ({"categoryId": 1}, "name is required"),
+        ({"name": "Rex"}, "categoryId is required"),
+        ({}, "name is required"),
+        ({"name": 5, "categoryId": 1}, "name must be a string, got number"),
+        ({"name": None, "categoryId": 1}, "name must be a string, got null"),
+        ({"name": ["Rex"], "categoryId": 1}, "name must be a string, got array"),
+        ({"name": "Rex", "categoryId": "7"}, "categoryId must be an integer, got string"),
+        ({"name": "Rex", "categoryId": 7.0}, "categoryId must be an integer, got number"),
+        ({"name": "Rex", "categoryId": 7.5}, "categoryId must be an integer, got number"),
+        ({"name": "Rex", "categoryId": True}, "categoryId must be an integer, got boolean"),
+        ({"name": "Rex", "categoryId": False}, "categoryId must be an integer, got boolean"),
+        ({"name": "Rex", "categoryId": None}, "categoryId must be an integer, got null"),
+        ({"name": "Rex", "categoryId": {}}, "categoryId must be an integer, got object"),
+        (
+            {"name": "Rex", "categoryId": INT64_MAX + 1},
+            f"categoryId must be an int64 integer, between {INT64_MIN} and {INT64_MAX}",
+        ),
+        (
+            {"name": "Rex", "categoryId": INT64_MIN - 1},
+            f"categoryId must be an int64 integer, between {INT64_MIN} and {INT64_MAX}",
+        ),
+        (
+            {"name": "Rex", "categoryId": 1, "status": "lost"},
+            "status must be one of available, pending, sold, got 'lost'",
+        ),
+        (
+            {"name": "Rex", "categoryId": 1, "status": "AVAILABLE"},
+            "status must be one of available, pending, sold, got 'AVAILABLE'",
+        ),
+        (
+            {"name": "Rex", "categoryId": 1, "status": None},
+            "status must be one of available, pending, sold, got null",
+        ),
+        (
+            {"name": "Rex", "categoryId": 1, "status": ["sold"]},
+            "status must be one of available, pending, sold, got array",
+        ),
+    ],
+)
+def test_create_rejects_missing_or_invalid_fields(
+    client: httpx.Client, store: FakeAnimalStore, body: dict[str, Any], message: str
+) -> None:
+    response = client.post("/pets", json=body)
+    assert_error(response, 400, "invalid_field", message)
+    assert store.pets == []
+
+
+def test_a_rejected_create_does_not_use_up_an_id(client: httpx.Client) -> None:
+    client.post("/pets", json={"name": "Rex"})
+    assert client.post("/pets", json={"name": "Rex", "categoryId": 1}).json()["id"] == 1
+
+
+# -- getting one pet ----------------------------------------------------------------------
+
+
+def test_get_returns_the_pet(client: httpx.Client, store: FakeAnimalStore) -> None:
+    store.add_pet("Rex", 3, PetStatus.AVAILABLE)
+    store.add_pet("Tom", 4)
+    response = client.get("/pets/2")
+    assert response.status_code == 200
+    assert response.headers["content-type"] == "application/json"
+    assert response.json() == {"id": 2, "name": "Tom", "categoryId": 4}
+    assert client.get("/pets/1").json() == {
+        "id": 1,
+        "name": "Rex",
+        "categoryId": 3,
+        "status": "available",
+    }
+
+
+@pytest.mark.parametrize("pet_id", ["2", "0", "-1", str(INT64_MAX)])
+def test_get_unknown_pet_is_404(client: httpx.Client, store: FakeAnimalStore, pet_id: str) -> None:
+    store.add_pet("Rex", 3)
+    response = client.get(f"/pets/{pet_id}")
+    assert_error(response, 404, "not_found", f"no pet with petId '{pet_id}'")
+
+
+@pytest.mark.parametrize("pet_id", ["abc", "1.0", "+1", " 1", "1_0", "٣", str(INT64_MAX + 1)])
+def test_get_with_a_non_int64_pet_id_is_404(
+    client: httpx.Client, store: FakeAnimalStore, pet_id: str
+) -> None:
+    store.add_pet("Rex", 3)
+    response = client.get(f"/pets/{pet_id}")
+    assert_error(
+        response, 404, "not_found", f"no pet with petId {pet_id!r}: petId must be an int64 integer"
+    )
+
+
+# -- listing pets -------------------------------------------------------------------------
+
+
+def test_list_is_empty_at_first(client: httpx.Client) -> None:
+    response = client.get("/pets")
+    assert response.status_code == 200
+    assert response.headers["content-type"] == "application/json"
+    assert response.json() == []
+
+
+def test_list_defaults_to_20_in_id_order(client: httpx.Client, store: FakeAnimalStore) -> None:
+    for i in range(25):
+        store.add_pet(f"pet{i}", i)
+    pets = client.get("/pets").json()
+    assert [p["id"] for p in pets] == list(range(1, 21))
+    assert pets[0] == {"id": 1, "name": "pet0", "categoryId": 0}
+
+
+@pytest.mark.parametrize(("limit", "expected"), [("1", 1), ("5", 5), ("100", 100), ("007", 7)])
+def test_list_honours_limit(
+    client: httpx.Client, store: FakeAnimalStore, limit: str, expected: int
+) -> None:
+    for i in range(120):
+        store.add_pet(f"pet{i}", 1)
+    pets = client.get("/pets", params={"limit": limit}).json()
+    assert [p["id"] for p in pets] == list(range(1, expected + 1))
+
+
+def test_list_limit_larger_than_the_store(client: httpx.Client, store: FakeAnimalStore) -> None:
+    store.add_pet("Rex", 1)
+    assert len(client.get("/pets", params={"limit": 100}).json()) == 1
+
+
+def test_list_filters_by_status_then_limits(client: httpx.Client, store: FakeAnimalStore) -> None:
+    statuses = ["sold", None, "available", "sold", "pending", "sold", "sold"]
+    for i, status in enumerate(statuses):
+        store.add_pet(f"pet{i}", 1, status)
+    sold = client.get("/pets", params={"status": "sold"}).json()
+    assert [p["id"] for p in sold] == [1, 4, 6, 7]
+    assert all(p["status"] == "sold" for p in sold)
+    first_two = client.get("/pets", params={"status": "sold", "limit": 2}).json()
+    assert [p["id"] for p in first_two] == [1, 4]
+    assert [p["id"] for p in client.get("/pets", params={"status": "pending"}).json()] == [5]
+    assert [p["id"] for p in client.get("/pets").json()] == list(range(1, 8))
+
+
+def test_list_ignores_unknown_query_parameters(client: httpx.Client) -> None:
+    assert client.get("/pets", params={"page": "2"}).status_code == 200
+
+
+@pytest.mark.parametrize("limit", ["0", "101", "-1", "abc", "", "1.5", " 5", "+5", "1e2", "9" * 30])
+def test_list_rejects_a_bad_limit(client: httpx.Client, limit: str) -> None:
+    response = client.get("/pets", params={"limit": limit})
+    assert_error(
+        response,
+        400,
+        "invalid_parameter",
+        f"limit must be an integer between 1 and 100, got {limit!r}",
+    )
+
+
+@pytest.mark.parametrize("status", ["lost", "", "SOLD", "sold "])
+def test_list_rejects_a_bad_status(client: httpx.Client, status: str) -> None:
+    response = client.get("/pets", params={"status": status})
+    assert_error(
+        response,
+        400,
+        "invalid_parameter",
+        f"status must be one of available, pending, sold, got {status!r}",
+    )
+
+
+@pytest.mark.parametrize("name", ["limit", "status"])
+def test_list_rejects_a_repeated_parameter(client: httpx.Client, name: str) -> None:
+    value = "5" if name == "limit" else "sold"
+    response = client.get("/pets", params=[(name, value), (name, value)])
+    assert_error(response, 400, "invalid_parameter", f"{name} must be given at most once")
+
+
+# -- authentication -----------------------------------------------------------------------
+
+ROUTES = [
+    ("GET", "/v1/pets", None),
+    ("POST", "/v1/pets", {"name": "Rex", "categoryId": 1}),
+    ("GET", "/v1/pets/1", None),
+]
+
+BAD_AUTH = [
+    ({}, "missing Authorization header; send 'Authorization: Bearer <API key>'"),
+    ({"Authorization": f"Basic {KEY}"}, "the Authorization header must use the Bearer scheme"),
+    ({"Authorization": f"Token {KEY}"}, "the Authorization header must use the Bearer scheme"),
+    ({"Authorization": KEY}, "the Authorization header must use the Bearer scheme"),
+    ({"Authorization": "Bearer wrong-key"}, "invalid API key"),
+    ({"Authorization": "Bearer"}, "invalid API key"),
+    ({"Authorization": "Bearer "}, "invalid API key"),
+    ({"Authorization": f"Bearer {KEY}x"}, "invalid API key"),
+]
+
+
+@pytest.mark.parametrize(("method", "path", "body"), ROUTES)
+@pytest.mark.parametrize(("headers", "message"), BAD_AUTH)
+def test_every_route_requires_a_valid_bearer_key(
+    store: FakeAnimalStore,
+    method: str,
+    path: str,
+    body: dict[str, Any] | None,
+    headers: dict[str, str],
+    message: str,
+) -> None:
+    store.add_pet("Rex", 1)
+    with httpx.Client(transport=store.transport(), base_url="http://fake.test") as client:
+        response = client.request(method, path, json=body, headers=headers)
+    assert_error(response, 401, "unauthorized", message)
+    assert response.headers["www-authenticate"] == "Bearer"
+    assert store.pets == [Pet(id=1, name="Rex", category_id=1)]
+
+
+@pytest.mark.parametrize(
+    ("method", "path", "body"),
+    [("POST", "/v1/pets", b"not json"), ("GET", "/v1/nowhere", b""), ("DELETE", "/v1/pets", b"")],
+)
+def test_authentication_is_checked_before_anything_else(
+    store: FakeAnimalStore, method: str, path: str, body: bytes
+) -> None:
+    with httpx.Client(transport=store.transport(), base_url="http://fake.test") as client:
+        response = client.request(method, path, content=body)
+    assert_error(
+        response,
+        401,
+        "unauthorized",
+        "missing Authorization header; send 'Authorization: Bearer <API key>'",
+    )
+
+
+@pytest.mark.parametrize("value", [f"bearer {KEY}", f"BEARER {KEY}", f"Bearer  {KEY} "])
+def test_the_scheme_is_case_insensitive_and_spaces_are_tolerated(
+    store: FakeAnimalStore, value: str
+) -> None:
+    with httpx.Client(transport=store.transport(), base_url="http://fake.test") as client:
+        assert client.get("/v1/pets", headers={"Authorization": value}).status_code == 200
+
+
+@pytest.mark.parametrize("keys", [{"a", "b"}, ["a", "b"], ("a", "b"), frozenset({"a", "b"})])
+def test_every_configured_key_is_accepted(keys: Any) -> None:
+    store = FakeAnimalStore(api_keys=keys)
+    with httpx.Client(transport=store.transport(), base_url="http://fake.test/v1") as client:
+        for key in ("a", "b"):
+            assert client.get("/pets", headers={"Authorization": f"Bearer {key}"}).is_success
+        response = client.get("/pets", headers=AUTH)
+    assert_error(response, 401, "unauthorized", "invalid API key")
+
+
+def test_a_single_string_of_keys_is_refused() -> None:
+    with pytest.raises(TypeError, match="not a single str"):
+        FakeAnimalStore(api_keys="test-key")
+
+
+# -- routing ------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("method", "path", "allow"),
+    [
+        ("DELETE", "/pets", "GET, POST"),
+        ("PUT", "/pets", "GET, POST"),
+        ("PATCH", "/pets", "GET, POST"),
+        ("HEAD", "/pets", "GET, POST"),
+        ("POST", "/pets/1", "GET"),
+        ("DELETE", "/pets/1", "GET"),
+        ("PUT", "/pets/abc", "GET"),
+    ],
+)
+def test_wrong_method_is_405_with_allow(
+    client: httpx.Client, method: str, path: str, allow: str
+) -> None:
+    response = client.request(method, path)
+    assert response.status_code == 405
+    assert response.headers["allow"] == allow
+    if method != "HEAD":
+        assert response.json() == error(
+            405,
+            "method_not_allowed",
+            f"method {method} is not allowed on /v1{path}; allowed: {allow}",
+        )
+
+
+@pytest.mark.parametrize(
+    "path",
+    ["/v1/orders", "/v1/store/orders", "/v1/pets/", "/v1/pets/1/", "/v1/pets/1/x", "/pets", "/"],
+)
+def test_unknown_route_is_404(store: FakeAnimalStore, path: str) -> None:
+    with httpx.Client(transport=store.transport(), base_url="http://fake.test") as client:
+        response = client.get(path, headers=AUTH)
+    assert_error(response, 404, "not_found", f"no such route: GET {path}")
+
+
+def test_unknown_route_is_404_for_any_method(client: httpx.Client) -> None:
+    response = client.post("/orders", json={})
+    assert_error(response, 404, "not_found", "no such route: POST /v1/orders")
+
+
+# -- headers and recording ----------------------------------------------------------------
+
+
+def test_every_response_carries_a_fresh_request_id(client: httpx.Client) -> None:
+    responses = [
+        client.get("/pets"),
+        client.post("/pets", json={"name": "Rex", "categoryId": 1}),
+        client.get("/pets/99"),
+        client.delete("/pets"),
+        client.get("/pets", headers={"Authorization": "Bearer nope"}),
+    ]
+    ids = [r.headers["x-request-id"] for r in responses]
+    assert ids == ["req_1", "req_2", "req_3", "req_4", "req_5"]
+
+
+def test_responses_carry_an_exact_content_length(client: httpx.Client) -> None:
+    response = client.post("/pets", json={"name": "Café", "categoryId": 1})
+    assert int(response.headers["content-length"]) == len(response.content)
+
+
+def test_requests_are_recorded_including_rejected_ones(
+    client: httpx.Client, store: FakeAnimalStore
+) -> None:
+    client.post("/pets", json={"name": "Rex", "categoryId": 1}, headers={"X-Trace": "abc"})
+    client.get("/pets", params={"limit": 5, "status": "sold"})
+    client.get("/pets/1", headers={"Authorization": "Bearer nope"})
+    client.post("/pets", content=b"junk")
+
+    recorded = store.requests
+    assert [(r.method, r.path, r.query) for r in recorded] == [
+        ("POST", "/v1/pets", ""),
+        ("GET", "/v1/pets", "limit=5&status=sold"),
+        ("GET", "/v1/pets/1", ""),
+        ("POST", "/v1/pets", ""),
+    ]
+    first = recorded[0]
+    assert first.json() == {"name": "Rex", "categoryId": 1}
+    assert first.headers["authorization"] == f"Bearer {KEY}"
+    assert first.headers["x-trace"] == "abc"
+    assert first.headers["content-type"] == "application/json"
+    assert all(name == name.lower() for name in first.headers)
+    assert recorded[1].body == b""
+    assert recorded[2].headers["authorization"] == "Bearer nope"
+    assert recorded[3].body == b"junk"
+
+
+def test_recorded_requests_are_frozen_snapshots(
+    client: httpx.Client, store: FakeAnimalStore
+) -> None:
+    client.get("/pets")
+    snapshot = store.requests
+    [request] = snapshot
+    with pytest.raises(attrs.exceptions.FrozenInstanceError):
+        request.method = "POST"  # type: ignore[misc]
+    client.get("/pets")
+    assert len(snapshot) == 1
+    assert len(store.requests) == 2
+    assert request == RecordedRequest("GET", "/v1/pets", "", dict(request.headers), b"")
+
+
+def test_handle_works_without_any_transport(store: FakeAnimalStore) -> None:
+    body = b'{"name": "Rex", "categoryId": 1}'
+    status, headers, content = store.handle(
+        "POST", "/v1/pets", "", {"AUTHORIZATION": f"Bearer {KEY}"}, body
+    )
+    assert status == 201
+    assert headers == [
+        ("content-type", "application/json"),
+        ("content-length", str(len(content))),
+        ("x-request-id", "req_1"),
+    ]
+    assert json.loads(content) == {"id": 1, "name": "Rex", "categoryId": 1}
+    assert store.requests[0].headers == {"authorization": f"Bearer {KEY}"}
+
+
+# -- seeding and inspection ---------------------------------------------------------------
+
+
+def test_add_pet_assigns_ids_shared_with_the_api(
+    client: httpx.Client, store: FakeAnimalStore
+) -> None:
+    assert store.add_pet("Rex", 3) == Pet(id=1, name="Rex", category_id=3)
+    created = client.post("/pets", json={"name": "Tom", "categoryId": 4}).json()
+    assert created["id"] == 2
+    assert store.add_pet("Kiki", 5, "sold") == Pet(
+        id=3, name="Kiki", category_id=5, status=PetStatus.SOLD
+    )
+    assert [p.id for p in store.pets] == [1, 2, 3]
+
+
+def test_add_pet_can_seed_a_status_unknown_to_the_sdk(
+    client: httpx.Client, store: FakeAnimalStore
+) -> None:
+    pet = store.add_pet("Rex", 3, "quarantined")
+    assert pet.status == "quarantined"
+    assert not isinstance(pet.status, PetStatus)
+    assert client.get("/pets/1").json()["status"] == "quarantined"
+    assert client.get("/pets", params={"status": "sold"}).json() == []
+
+
+def test_pets_is_a_snapshot(store: FakeAnimalStore) -> None:
+    snapshot = store.pets
+    store.add_pet("Rex", 3)
+    assert snapshot == []
+    assert len(store.pets) == 1
+
+
+def test_reset_forgets_everything_but_the_keys(
+    client: httpx.Client, store: FakeAnimalStore
+) -> None:
+    client.post("/pets", json={"name": "Rex", "categoryId": 1})
+    store.reset()
+    assert store.pets == []
+    assert store.requests == []
+    response = client.post("/pets", json={"name": "Tom", "categoryId": 2})
+    assert response.json()["id"] == 1
+    assert response.headers["x-request-id"] == "req_1"
+
+
+# -- async transport ----------------------------------------------------------------------
+
+
+def test_the_transport_works_with_an_async_client(store: FakeAnimalStore) -> None:
+    async def scenario() -> list[httpx.Response]:
+        async with httpx.AsyncClient(
+            transport=store.transport(), base_url="http://fake.test/v1", headers=AUTH
+        ) as client:
+            created = await asyncio.gather(
+                *(client.post("/pets", json={"name": f"p{i}", "categoryId": i}) for i in range(5))
+            )
+            unauthorised = await client.get("/pets", headers={"Authorization": "Bearer x"})
+            listed = await client.get("/pets", params={"limit": 3})
+            return [*created, unauthorised, listed]
+
+    *created, unauthorised, listed = asyncio.run(scenario())
+    assert [r.status_code for r in created] == [201] * 5
+    assert sorted(r.json()["id"] for r in created) == [1, 2, 3, 4, 5]
+    assert_error(unauthorised, 401, "unauthorized", "invalid API key")
+    assert [p["id"] for p in listed.json()] == [1, 2, 3]
+
+
+# -- the socket server --------------------------------------------------------------------
+
+
+def port_of(base_url: str) -> int:
+    return httpx.URL(base_url).port or 0
+
+
+def connection_refused(port: int) -> bool:
+    try:
+        socket.create_connection(("127.0.0.1", port), timeout=1).close()
+    except ConnectionRefusedError:
+        return True
+    return False
+
+
+def test_serve_yields_a_v1_base_url_and_answers(store: FakeAnimalStore) -> None:
+    with store.serve() as base_url:
+        assert base_url.startswith("http://127.0.0.1:")
+        assert base_url.endswith("/v1")
+        with httpx.Client(base_url=base_url, headers=AUTH, timeout=5) as client:
+            created = client.post("/pets", json={"name": "Rex", "categoryId": 1})
+            fetched = client.get("/pets/1")
+            missing = client.get("/pets/2")
+            wrong_method = client.delete("/pets/1")
+            unknown = client.get("/pets/1/toys")
+            anonymous = client.get("/pets", headers={"Authorization": ""})
+    assert created.status_code == 201
+    assert created.json() == {"id": 1, "name": "Rex", "categoryId": 1}
+    assert created.headers["x-request-id"] == "req_1"
+    assert fetched.json() == created.json()
+    assert_error(missing, 404, "not_found", "no pet with petId '2'")
+    assert_error(
+        wrong_method,
+        405,
+        "method_not_allowed",
+        "method DELETE is not allowed on /v1/pets/1; allowed: GET",
+    )
+    assert wrong_method.headers["allow"] == "GET"
+    assert_error(unknown, 404, "not_found", "no such route: GET /v1/pets/1/toys")
+    assert_error(
+        anonymous, 401, "unauthorized", "the Authorization header must use the Bearer scheme"
+    )
+    assert len(store.requests) == 6
+
+
+def test_serve_records_what_the_socket_received(store: FakeAnimalStore) -> None:
+    with store.serve() as base_url, httpx.Client(base_url=base_url, headers=AUTH) as client:
+        client.post("/pets", json={"name": "Rex", "categoryId": 1}, headers={"X-Trace": "t"})
+        client.get("/pets", params={"status": "sold", "limit": "2"})
+    post, get = store.requests
+    assert (post.method, post.path, post.query) == ("POST", "/v1/pets", "")
+    assert post.json() == {"name": "Rex", "categoryId": 1}
+    assert post.headers["x-trace"] == "t"
+    assert post.headers["authorization"] == f"Bearer {KEY}"
+    assert (get.method, get.path, get.query, get.body) == (
+        "GET",
+        "/v1/pets",
+        "status=sold&limit=2",
+        b"",
+    )
+
+
+def test_serve_answers_any_method_like_the_transport(store: FakeAnimalStore) -> None:
+    with store.serve() as base_url, httpx.Client(base_url=base_url, headers=AUTH) as client:
+        odd = client.request("BREW", "/pets")
+        head = client.head("/pets")
+        after_head = client.get("/pets")  # the kept-alive connection is still in step
+    assert_error(
+        odd, 405, "method_not_allowed", "method BREW is not allowed on /v1/pets; allowed: GET, POST"
+    )
+    assert head.status_code == 405
+    assert head.content == b""
+    assert int(head.headers["content-length"]) > 0
+    assert after_head.status_code == 200
+
+
+def test_serve_reads_a_chunked_body(store: FakeAnimalStore) -> None:
+    parts = [b'{"name": "Re', b'x", "categoryId"', b": 4}"]
+    with store.serve() as base_url, httpx.Client(base_url=base_url, headers=AUTH) as client:
+        response = client.post("/pets", content=iter(parts))
+        again = client.get("/pets/1")
+    assert store.requests[0].headers["transfer-encoding"] == "chunked"
+    assert response.status_code == 201
+    assert again.json() == {"id": 1, "name": "Rex", "categoryId": 4}
+
+
+def test_serve_answers_a_malformed_request_with_an_error_body(store: FakeAnimalStore) -> None:
+    with (
+        store.serve() as base_url,
+        socket.create_connection(("127.0.0.1", port_of(base_url)), timeout=5) as raw,
+    ):
+        raw.sendall(b"POST /v1/pets HTTP/1.1\r\nHost: x\r\nContent-Length: lots\r\n\r\n")
+        received = b""
+        while chunk := raw.recv(4096):
+            received += chunk
+    head, _, body = received.partition(b"\r\n\r\n")
+    assert head.startswith(b"HTTP/1.1 400 ")
+    assert b"\r\nconnection: close" in head
+    assert json.loads(body) == error(400, "protocol_error", "invalid Content-Length header: 'lots'")
+    assert store.requests == []
+
+
+def test_serve_handles_concurrent_clients(store: FakeAnimalStore) -> None:
+    threads, per_thread = 8, 10
+
+    def create_pets(worker: int) -> list[int]:
+        with httpx.Client(base_url=base_url, headers=AUTH, timeout=5) as client:
+            return [
+                client.post("/pets", json={"name": f"w{worker}-{i}", "categoryId": worker}).json()[
+                    "id"
+                ]
+                for i in range(per_thread)
+            ]
+
+    with store.serve() as base_url, ThreadPoolExecutor(max_workers=threads) as pool:
+        ids = [pet_id for batch in pool.map(create_pets, range(threads)) for pet_id in batch]
+    assert sorted(ids) == list(range(1, threads * per_thread + 1))
+    assert len(store.pets) == threads * per_thread
+    assert {p.name for p in store.pets} == {
+        f"w{w}-{i}" for w in range(threads) for i in range(per_thread)
+    }
+
+
+def test_leaving_serve_closes_the_port_and_joins_every_thread(store: FakeAnimalStore) -> None:
+    before = set(threading.enumerate())
+    with store.serve() as base_url:
+        # Left open on purpose: an idle keep-alive connection must not hold up the exit.
+        idle = httpx.Client(base_url=base_url, headers=AUTH)
+        assert idle.get("/pets").status_code == 200
+        assert set(threading.enumerate()) - before  # the server and a handler run meanwhile
+    try:
+        assert set(threading.enumerate()) == before
+        assert connection_refused(port_of(base_url))
+    finally:
+        idle.close()
+
+
+def test_leaving_serve_after_an_error_still_cleans_up(store: FakeAnimalStore) -> None:
+    before = set(threading.enumerate())
+    with pytest.raises(RuntimeError, match="boom"), store.serve() as base_url:
+        raise RuntimeError("boom")
+    assert set(threading.enumerate()) == before
+    assert connection_refused(port_of(base_url))
+
+
+def test_serve_on_a_busy_port_raises_oserror(store: FakeAnimalStore) -> None:
+    with store.serve() as base_url:
+        second = store.serve(port_of(base_url))
+        with pytest.raises(OSError, match="in use"):
+            second.__enter__()
+
+
+# -- python -m animalstore_client.testing -------------------------------------------------
+
+
+def read_lines(stream: IO[bytes], count: int, timeout: float) -> list[str]:
+    """Read ``count`` lines from a pipe, failing after ``timeout`` seconds instead of hanging."""
+    received = b""
+    deadline = time.monotonic() + timeout
+    with selectors.DefaultSelector() as selector:
+        selector.register(stream, selectors.EVENT_READ)
+        while received.count(b"\n") < count:
+            if not selector.select(deadline - time.monotonic()):
+                raise TimeoutError(f"fake store process printed only {received!r}")
+            chunk = os.read(stream.fileno(), 4096)
+            if not chunk:
+                raise EOFError(f"fake store process exited after printing {received!r}")
+            received += chunk
+    return received.decode().splitlines()[:count]
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="SIGINT to a child needs POSIX")
+def test_the_command_line_serves_until_sigint() -> None:
+    env = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join([str(REPO_ROOT), os.environ.get("PYTHONPATH", "")]),
+    }
+    process = subprocess.Popen(
+        [sys.executable, "-m", "animalstore_client.testing", "--port", "0", "--api-key", "k1"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=env,
+    )
+    try:
+        assert process.stdout is not None
+        url_line, key_line = read_lines(process.stdout, 2, timeout=10)
+        assert url_line.startswith("export ANIMALSTORE_BASE_URL=http://127.0.0.1:")
+        assert key_line == "export ANIMALSTORE_API_KEY=k1"
+        base_url = url_line.partition("=")[2]
+        assert base_url.endswith("/v1")
+        response = httpx.get(f"{base_url}/pets", headers={"Authorization": "Bearer k1"}, timeout=5)
+        assert response.status_code == 200
+        assert response.json() == []
+        process.send_signal(signal.SIGINT)
+        _, stderr = process.communicate(timeout=10)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.communicate()
+    assert process.returncode == 130
+    assert b"Traceback" not in stderr
+    assert connection_refused(port_of(base_url))
