@@ -9,7 +9,12 @@ Usage, with no animal store server anywhere::
     store = FakeAnimalStore(api_keys={"test-key"})
     store.add_pet("Rex", 3, "available")
 
-    # No socket: hand the transport to httpx (sync or async).
+    # No socket: an SDK client wired to the store in process (sync or async).
+    with store.client() as client:
+        client.list_pets()
+    async_client = store.async_client(max_retries=0)
+
+    # Or hand the transport to any httpx client.
     httpx.Client(transport=store.transport(), base_url="http://fake/v1/")
 
     # A real HTTP server on 127.0.0.1, for anything that needs a URL.
@@ -49,6 +54,10 @@ A pet created without ``status`` keeps none (the spec does not say what the serv
 assigns): its JSON has no ``status`` key.
 """
 
-from animalstore_client.testing._store import FakeAnimalStore, RecordedRequest
+from animalstore_client.testing._store import (
+    IN_PROCESS_BASE_URL,
+    FakeAnimalStore,
+    RecordedRequest,
+)
 
-__all__ = ["FakeAnimalStore", "RecordedRequest"]
+__all__ = ["IN_PROCESS_BASE_URL", "FakeAnimalStore", "RecordedRequest"]

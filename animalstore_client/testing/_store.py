@@ -20,9 +20,13 @@ from animalstore_client._models import Pet, PetStatus
 if TYPE_CHECKING:
     from contextlib import AbstractContextManager
 
+    from animalstore_client import AsyncClient, Client
     from animalstore_client.testing._transport import FakeTransport
 
-__all__ = ["FakeAnimalStore", "RawResponse", "RecordedRequest"]
+__all__ = ["IN_PROCESS_BASE_URL", "FakeAnimalStore", "RawResponse", "RecordedRequest"]
+
+#: The address `client()` and `async_client()` use; no request to it leaves the process.
+IN_PROCESS_BASE_URL = "http://animalstore.test/v1"
 
 RawResponse = tuple[int, list[tuple[str, str]], bytes]
 """A response as plain data: status code, header pairs, body bytes."""
@@ -124,7 +128,9 @@ class FakeAnimalStore:
         if isinstance(api_keys, str):
             # Iterating a str would silently accept each of its characters as a key.
             raise TypeError("api_keys must be a collection of keys, not a single str")
-        self._api_keys = frozenset(api_keys)
+        keys = list(api_keys)
+        self._api_keys = frozenset(keys)
+        self._first_key = keys[0] if keys else None  # the key `client()` uses
         self._lock = threading.Lock()
         self._pets: dict[int, Pet] = {}
         self._requests: list[RecordedRequest] = []
@@ -196,6 +202,51 @@ class FakeAnimalStore:
         from animalstore_client.testing._transport import FakeTransport
 
         return FakeTransport(self)
+
+    def client(self, **options: Any) -> Client:
+        """Return an SDK ``Client`` that talks to this store in process, with no socket.
+
+        Args:
+            **options: more ``Client`` arguments (``max_retries``, ``timeout``, ``api_key`` to
+                override the store's first key, ...).
+
+        Returns:
+            The client; close it (or use ``with``) like any other.
+
+        Raises:
+            ValueError: the store accepts no key and no ``api_key`` was given.
+        """
+        import httpx
+
+        from animalstore_client import Client
+
+        return Client(
+            **self._client_options(options), http_client=httpx.Client(transport=self.transport())
+        )
+
+    def async_client(self, **options: Any) -> AsyncClient:
+        """Return an SDK ``AsyncClient`` that talks to this store in process, with no socket.
+
+        Args:
+            **options: more ``AsyncClient`` arguments, as for :meth:`client`.
+
+        Returns:
+            The client; close it with ``await client.aclose()`` or ``async with``.
+
+        Raises:
+            ValueError: the store accepts no key and no ``api_key`` was given.
+        """
+        import httpx
+
+        from animalstore_client import AsyncClient
+
+        return AsyncClient(
+            **self._client_options(options),
+            http_client=httpx.AsyncClient(transport=self.transport()),
+        )
+
+    def _client_options(self, options: dict[str, Any]) -> dict[str, Any]:
+        return {"api_key": self._first_key, "base_url": IN_PROCESS_BASE_URL, **options}
 
     def serve(self, port: int = 0) -> AbstractContextManager[str]:
         """Serve this store over HTTP on 127.0.0.1 for the duration of a ``with`` block.

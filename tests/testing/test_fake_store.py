@@ -765,3 +765,43 @@ def test_the_command_line_serves_until_sigint() -> None:
     assert process.returncode == 130
     assert b"Traceback" not in stderr
     assert connection_refused(port_of(base_url))
+
+
+# --- SDK clients wired in process --------------------------------------------------------
+
+
+def test_store_client_talks_to_the_store_in_process() -> None:
+    from animalstore_client import AuthenticationError, Pet, PetStatus
+    from animalstore_client.testing import IN_PROCESS_BASE_URL
+
+    store = FakeAnimalStore(api_keys=["first-key", "second-key"])
+    with store.client(max_retries=0) as client:
+        created = client.create_pet(name="Rex", category_id=3, status="sold")
+        assert client.list_pets(status=PetStatus.SOLD) == [created]
+        assert client.max_retries == 0
+        assert client.base_url == IN_PROCESS_BASE_URL + "/"
+    assert created == Pet(id=1, name="Rex", category_id=3, status=PetStatus.SOLD)
+    assert store.pets == [created]
+    assert [r.headers["authorization"] for r in store.requests] == ["Bearer first-key"] * 2
+    with store.client(api_key="wrong") as client, pytest.raises(AuthenticationError):
+        client.list_pets()
+
+
+def test_store_async_client_talks_to_the_store_in_process() -> None:
+    from animalstore_client import Pet
+
+    store = FakeAnimalStore()
+
+    async def scenario() -> list[Pet]:
+        async with store.async_client() as client:
+            await client.create_pet(name="Tom", category_id=2)
+            return await client.list_pets()
+
+    assert asyncio.run(scenario()) == [Pet(id=1, name="Tom", category_id=2)]
+    sent = [(r.method, r.path) for r in store.requests]
+    assert sent == [("POST", "/v1/pets"), ("GET", "/v1/pets")]
+
+
+def test_store_client_needs_a_key() -> None:
+    with pytest.raises(ValueError, match="no API key"):
+        FakeAnimalStore(api_keys=[]).client()
