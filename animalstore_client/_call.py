@@ -43,7 +43,16 @@ class Call(Generic[T]):
         raw: make ``result`` the ``APIResponse`` instead of the parsed value.
     """
 
-    __slots__ = ("_max_retries", "_operation", "_raw", "_started", "request", "result", "retries")
+    __slots__ = (
+        "_idempotent",
+        "_max_retries",
+        "_operation",
+        "_raw",
+        "_started",
+        "request",
+        "result",
+        "retries",
+    )
 
     def __init__(
         self,
@@ -53,8 +62,9 @@ class Call(Generic[T]):
         *,
         raw: bool = False,
     ) -> None:
+        self._idempotent = operation.idempotent
         headers = options.headers
-        if not operation.idempotent:
+        if not self._idempotent:
             # The same key on every attempt, so a service that deduplicates can.
             headers = {**headers, "Idempotency-Key": _idempotency_key()}
         self.request: httpx.Request = build_request(
@@ -63,7 +73,7 @@ class Call(Generic[T]):
             params=operation.params,
             json=operation.json,
             headers=headers,
-            timeout=options.timeout,
+            extensions={"timeout": options.timeout_extension},
         )
         self._operation = operation
         self._max_retries = options.max_retries
@@ -95,7 +105,7 @@ class Call(Generic[T]):
         self._log_attempt(outcome)
         delay = retry_delay(
             outcome,
-            idempotent=self._operation.idempotent,
+            idempotent=self._idempotent,
             retries_taken=self.retries,
             max_retries=self._max_retries,
         )

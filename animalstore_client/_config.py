@@ -63,8 +63,15 @@ class ClientOptions:
     timeout: httpx.Timeout
     max_retries: int
     default_headers: Mapping[str, str] = field(repr=False)
-    #: The headers sent on every request, Authorization included.
-    headers: Mapping[str, str] = field(repr=False)
+    #: The headers sent on every request, Authorization included. A plain dict, never
+    #: mutated: httpx copies a dict faster than any other mapping.
+    headers: dict[str, str] = field(repr=False)
+    #: ``timeout`` as the request extension httpx reads, computed once.
+    timeout_extension: dict[str, float | None] = field(init=False, repr=False)
+
+    @timeout_extension.default
+    def _timeout_extension(self) -> dict[str, float | None]:
+        return self.timeout.as_dict()
 
 
 def _api_key(api_key: object, environ: Mapping[str, str]) -> str:
@@ -177,7 +184,7 @@ def resolve_options(
     )
 
 
-def _request_headers(api_key: str, default_headers: Mapping[str, str]) -> Mapping[str, str]:
+def _request_headers(api_key: str, default_headers: Mapping[str, str]) -> dict[str, str]:
     # httpx.Headers merges names case-insensitively: a user's "authorization" or "user-agent"
     # replaces ours instead of being sent beside it, and the key is set last so it always wins.
     merged = httpx.Headers(
@@ -185,4 +192,4 @@ def _request_headers(api_key: str, default_headers: Mapping[str, str]) -> Mappin
     )
     merged.update(default_headers)
     merged["Authorization"] = f"Bearer {api_key}"
-    return MappingProxyType(dict(merged.multi_items()))
+    return dict(merged.multi_items())

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any, Generic, TypeVar
 
-from attrs import frozen
+from attrs import define
 
 from animalstore_client._converter import unstructure
 from animalstore_client._models import NewPet, Pet, PetStatus
@@ -25,7 +25,9 @@ DEPRECATED_GET_PET = (
 )
 
 
-@frozen
+# Not frozen, though never mutated: one is built per call, and a frozen attrs __init__ costs
+# an object.__setattr__ per field.
+@define
 class Operation(Generic[T]):
     """What one API call sends, and the type its successful answer is structured into.
 

@@ -6,6 +6,7 @@ import asyncio
 import gc
 import inspect
 import logging
+import subprocess
 import sys
 import warnings
 from collections.abc import Callable
@@ -30,23 +31,25 @@ def public_members(cls: type) -> dict[str, object]:
     return {name: member for name, member in inspect.getmembers(cls) if not name.startswith("_")}
 
 
-def is_coroutine_function(function: object) -> bool:
-    # The deprecation wrapper on `get_pet` warns at call time, so it is a plain function that
-    # returns a coroutine; before 3.12 only asyncio's marker can say so.
-    if sys.version_info >= (3, 12):
-        return inspect.iscoroutinefunction(function)
-    return asyncio.iscoroutinefunction(function)
-
-
 def test_client_and_async_client_expose_the_same_api() -> None:
     sync, asynchronous = public_members(Client), public_members(AsyncClient)
     assert set(sync) - {"close"} == set(asynchronous) - {"aclose"}
     for name in ("list_pets", "create_pet", "get_pet"):
         sync_method, async_method = getattr(Client, name), getattr(AsyncClient, name)
-        assert inspect.signature(sync_method) == inspect.signature(async_method)
+        sync_signature, async_signature = (
+            inspect.signature(m) for m in (sync_method, async_method)
+        )
+        assert sync_signature.parameters == async_signature.parameters
         assert inspect.getdoc(sync_method) == inspect.getdoc(async_method)
-        assert is_coroutine_function(async_method)
-        assert not is_coroutine_function(sync_method)
+        assert not inspect.iscoroutinefunction(sync_method)
+        # get_pet is a plain function returning a coroutine (see AsyncClient.get_pet).
+        assert name == "get_pet" or inspect.iscoroutinefunction(async_method)
+        returned = inspect.signature(async_method).return_annotation
+        assert returned == (
+            f"Coroutine[Any, Any, {inspect.signature(sync_method).return_annotation}]"
+            if name == "get_pet"
+            else inspect.signature(sync_method).return_annotation
+        )
     assert inspect.getdoc(Client.close) == inspect.getdoc(AsyncClient.aclose)
     assert inspect.signature(Client.__init__) == inspect.signature(AsyncClient.__init__)
 
@@ -56,9 +59,8 @@ def test_raw_views_expose_the_same_methods(loop: asyncio.AbstractEventLoop) -> N
         sync_view = client.with_raw_response
     async_view = AsyncClient(api_key=API_KEY).with_raw_response
     for name in ("list_pets", "create_pet", "get_pet"):
-        assert inspect.signature(getattr(sync_view, name)) == inspect.signature(
-            getattr(async_view, name)
-        )
+        sync_signature = inspect.signature(getattr(sync_view, name))
+        assert sync_signature.parameters == inspect.signature(getattr(async_view, name)).parameters
     assert client.with_raw_response is sync_view
 
 
@@ -239,3 +241,30 @@ def test_every_call_failure_is_an_animalstore_error(
             call()
     with pytest.raises(AnimalStoreError), pytest.warns(DeprecationWarning, match="5 December 2030"):
         api.get_pet(1)
+
+
+def test_calling_async_get_pet_returns_a_coroutine(
+    mock_api: respx.MockRouter, loop: asyncio.AbstractEventLoop
+) -> None:
+    mock_api.get("/pets/7").respond(200, json=PET)
+    client = AsyncClient(api_key=API_KEY, base_url=BASE_URL)
+
+    with pytest.warns(DeprecationWarning, match="5 December 2030"):
+        pending = client.get_pet(7)
+
+    assert inspect.iscoroutine(pending)
+    assert loop.run_until_complete(pending).id == 7
+    loop.run_until_complete(client.aclose())
+
+
+def test_importing_the_package_imports_no_more_than_a_call_needs() -> None:
+    code = (
+        "import sys, animalstore_client; "
+        "print(sorted(m for m in ('asyncio', 'uuid', 'email.utils', 'animalstore_client.testing',"
+        " 'argparse', 'animalstore_client._cli') if m in sys.modules))"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    )
+    # email.utils comes with httpx (through urllib.request); argparse is not loaded by httpx.
+    assert result.stdout.strip() == "['email.utils']"
