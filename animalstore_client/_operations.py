@@ -15,14 +15,9 @@ from animalstore_client._converter import unstructure
 from animalstore_client._models import NewPet, Pet, PetStatus
 from animalstore_client._validation import check_enum, check_int, check_str
 
-__all__ = ["DEPRECATED_GET_PET", "Operation", "create_pet", "get_pet", "list_pets"]
+__all__ = ["Operation", "create_pet", "get_pet", "list_pets"]
 
 T = TypeVar("T")
-
-DEPRECATED_GET_PET = (
-    "get_pet() calls GET /pets/{petId}, which is deprecated and will be removed on "
-    "5 December 2030; use list_pets() with a status filter instead"
-)
 
 
 # Not frozen, though never mutated: one is built per call, and a frozen attrs __init__ costs
