@@ -1,0 +1,220 @@
+"""Run every example and check what it prints, so that no example can break or drift unseen.
+
+The scripts run in subprocesses, with ``-W error`` and without the ``ANIMALSTORE_*`` variables,
+so they use the built-in reference store and their output is the same on every run. The
+notebook is executed with nbclient, and the fresh outputs of each code cell must equal the
+outputs stored in the file.
+
+After changing the notebook on purpose, store its fresh outputs with:
+
+    UPDATE_NOTEBOOK=1 python -m pytest tests/examples -k notebook
+"""
+
+from __future__ import annotations
+
+import importlib.metadata
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import nbformat
+import pytest
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+EXAMPLES = REPO_ROOT / "examples"
+NOTEBOOK = EXAMPLES / "notebook.ipynb"
+
+DEPRECATION = (
+    "DeprecationWarning: get_pet() calls GET /pets/{petId}, which is deprecated and will be"
+    " removed on 5 December 2030; use list_pets() with a status filter instead"
+)
+
+# What each script prints, line by line; see `normalise` for what is masked.
+EXPECTED_OUTPUT: dict[str, list[str]] = {
+    "quickstart.py": [
+        "ANIMALSTORE_API_KEY is not set: using the built-in reference store at"
+        " http://127.0.0.1:<port>/v1",
+        "",
+        "1. Add two animals at http://127.0.0.1:<port>/v1/",
+        "    id  name         category  status",
+        "     1  Rex                 1  available",
+        "     2  Tom                 2  pending",
+        "",
+        "2. List the available ones (at most 5)",
+        "    id  name         category  status",
+        "     1  Rex                 1  available",
+        "",
+        "3. Fetch Rex by id 1 (a deprecated operation)",
+        "    id  name         category  status",
+        "     1  Rex                 1  available",
+        f"  {DEPRECATION}",
+        "",
+        "4. Fetch an animal that does not exist",
+        "  NotFoundError: 404 not_found: no pet with petId '999999' (request id req_5)",
+        "",
+        "5. Call with a wrong API key",
+        "  AuthenticationError: 401 unauthorized: invalid API key (request id req_6)",
+    ],
+    "async_concurrency.py": [
+        "ANIMALSTORE_API_KEY is not set: using the built-in reference store on 127.0.0.1",
+        "Created 50 animals, at most 10 requests at a time",
+        "  pet-01 to pet-50, ids 1 to 50",
+        "Listed them by status, 3 requests at once",
+        "  available   16",
+        "  pending     17",
+        "  sold        17",
+    ],
+    "error_handling.py": [
+        "ANIMALSTORE_API_KEY is not set: using the built-in reference store, in process",
+        "",
+        "1. A wrong API key: AuthenticationError (401)",
+        "  AuthenticationError: status_code=401 code='unauthorized' request_id='req_1'"
+        " message='invalid API key'",
+        "",
+        "2. An animal that does not exist: NotFoundError (404)",
+        "  NotFoundError: status_code=404 code='not_found' request_id='req_2'"
+        " message=\"no pet with petId '999999'\"",
+        "",
+        "3. Bad arguments: TypeError or ValueError, raised before anything is sent",
+        "  TypeError: category_id must be an int, got str '3'",
+        "  ValueError: limit must be between 1 and 100, got 500",
+        "  ValueError: status must be one of 'available', 'pending', 'sold', got 'lost'",
+        "",
+        "4. No service at the address: APIConnectionError (APITimeoutError on a timeout)",
+        "  APIConnectionError: message='GET http://127.0.0.1:9/v1/pets failed: <reason>'",
+        "",
+        "5. One handler for all of them",
+        "  right key  created Rex with id 1",
+        "  wrong key  the API key was refused: check ANIMALSTORE_API_KEY",
+        "  offline    no usable answer (APIConnectionError): try again later",
+    ],
+}
+
+# Every script in examples/, except the pytest module, which test_your_code_module_passes runs.
+SCRIPTS = sorted(path.name for path in EXAMPLES.glob("*.py") if not path.name.startswith("test_"))
+
+
+def normalise(text: str) -> str:
+    """Mask what legitimately differs between runs, and trailing whitespace."""
+    text = re.sub(r"127\.0\.0\.1:(?!9/)\d+", "127.0.0.1:<port>", text)  # :9 is a fixed port
+    text = re.sub(r"(/v1/pets failed: )[^'\"\n]*", r"\1<reason>", text)  # the OS's wording
+    text = re.sub(r"\b0x[0-9a-fA-F]+\b", "0x<address>", text)
+    text = re.sub(r"[^\s'\"]*ipykernel_\d+/\d+\.py", "<cell>", text)  # a cell's temp file
+    return "\n".join(line.rstrip() for line in text.splitlines())
+
+
+def example_env() -> dict[str, str]:
+    """The environment for an example: no ANIMALSTORE_* variables, and the SDK importable."""
+    env = {name: value for name, value in os.environ.items() if not name.startswith("ANIMALSTORE_")}
+    env["PY_COLORS"] = "0"
+    try:
+        importlib.metadata.distribution("animalstore-client")
+    except importlib.metadata.PackageNotFoundError:
+        # Not installed (a checkout on PYTHONPATH, say): point the examples at this checkout.
+        # When it is installed, the examples use the installed package, as a user's would.
+        env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO_ROOT), env.get("PYTHONPATH")]))
+    return env
+
+
+def run_python(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, *args],
+        cwd=REPO_ROOT,
+        env=example_env(),
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+
+
+@pytest.mark.parametrize("script", SCRIPTS)
+def test_example_script_prints_what_it_should(script: str) -> None:
+    result = run_python("-W", "error", f"examples/{script}")
+
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert result.stderr == ""
+    if script in EXPECTED_OUTPUT:  # a script added since is only checked to run cleanly
+        assert normalise(result.stdout).splitlines() == EXPECTED_OUTPUT[script]
+
+
+def test_every_expected_output_belongs_to_a_script() -> None:
+    assert set(EXPECTED_OUTPUT) <= set(SCRIPTS)
+
+
+def test_your_code_module_passes() -> None:
+    result = run_python(
+        "-m", "pytest", "examples/test_your_code.py", "-q", "-p", "no:cacheprovider"
+    )
+
+    assert result.returncode == 0, result.stdout + result.stderr
+    # Exactly this many tests, all passed: no failure, skip or warning.
+    assert re.fullmatch(r"6 passed in [\d.]+s", result.stdout.splitlines()[-1]), result.stdout
+
+
+# -- the notebook ---------------------------------------------------------------------------
+
+
+def read_notebook() -> nbformat.NotebookNode:
+    notebook: nbformat.NotebookNode
+    notebook = nbformat.read(NOTEBOOK, as_version=4)  # type: ignore[no-untyped-call]
+    return notebook
+
+
+def cell_outputs(cell: nbformat.NotebookNode) -> list[tuple[str, str]]:
+    """A code cell's outputs as (kind, normalised text); consecutive streams are merged."""
+    outputs: list[tuple[str, str]] = []
+    for output in cell.outputs:
+        if output.output_type == "stream":
+            kind, text = f"stream {output.name}", output.text
+            if outputs and outputs[-1][0] == kind:
+                kind, previous = outputs.pop()
+                text = previous + text
+        elif output.output_type == "error":
+            kind, text = "error", f"{output.ename}: {output.evalue}"
+        else:  # execute_result or display_data
+            kind, text = output.output_type, output.data.get("text/plain", "")
+        outputs.append((kind, text))
+    return [(kind, normalise(text)) for kind, text in outputs]
+
+
+def notebook_outputs(notebook: nbformat.NotebookNode) -> dict[str, list[tuple[str, str]]]:
+    """Every code cell's outputs, keyed by its position and first line, for readable diffs."""
+    return {
+        f"cell {index}: {cell.source.splitlines()[0]}": cell_outputs(cell)
+        for index, cell in enumerate(notebook.cells)
+        if cell.cell_type == "code"
+    }
+
+
+def test_stored_notebook_was_run_top_to_bottom_without_errors() -> None:
+    notebook = read_notebook()
+    nbformat.validate(notebook)
+    code_cells = [cell for cell in notebook.cells if cell.cell_type == "code"]
+
+    assert notebook.metadata.kernelspec.name == "python3"
+    assert [cell.execution_count for cell in code_cells] == list(range(1, len(code_cells) + 1))
+    kinds = {kind for cell in code_cells for kind, _ in cell_outputs(cell)}
+    assert kinds <= {"stream stdout", "execute_result"}  # no error, nothing on stderr
+
+
+def test_notebook_runs_and_its_outputs_match_the_stored_ones() -> None:
+    from nbclient import NotebookClient
+
+    stored = read_notebook()
+    fresh = read_notebook()
+    NotebookClient(
+        fresh,
+        kernel_name="python3",
+        timeout=60,
+        record_timing=False,
+        coalesce_streams=True,
+        resources={"metadata": {"path": str(EXAMPLES)}},
+    ).execute(env=example_env())  # raises CellExecutionError if a cell fails
+
+    if os.environ.get("UPDATE_NOTEBOOK") == "1":
+        fresh.metadata.language_info = {"name": "python"}  # no version details in the file
+        nbformat.write(fresh, NOTEBOOK)  # type: ignore[no-untyped-call]
+    assert notebook_outputs(fresh) == notebook_outputs(stored)
