@@ -49,6 +49,7 @@ BASE_URLS: Mapping[Environment, str] = MappingProxyType(
 #: Per attempt: 5 s to connect, 30 s for each of write, read and pool.
 DEFAULT_TIMEOUT = httpx.Timeout(30.0, connect=5.0)
 DEFAULT_MAX_RETRIES = 2
+_MAX_TIMEOUT = 1e9
 
 API_KEY_VARIABLE = "ANIMALSTORE_API_KEY"
 BASE_URL_VARIABLE = "ANIMALSTORE_BASE_URL"
@@ -123,8 +124,11 @@ def _timeout(timeout: object) -> httpx.Timeout:
         raise TypeError(
             f"timeout must be a number of seconds or an httpx.Timeout, got {type(timeout).__name__}"
         )
-    if not timeout > 0:
-        raise ValueError(f"timeout must be positive, got {timeout}")
+    # Sockets overflow a little above 9.2e9 seconds; infinity or NaN would fail only when sent.
+    if not 0 < timeout <= _MAX_TIMEOUT:
+        raise ValueError(
+            f"timeout must be positive and at most {_MAX_TIMEOUT:g} seconds, got {timeout}"
+        )
     return httpx.Timeout(float(timeout))
 
 

@@ -2,21 +2,21 @@
 
 Options: ``--port`` (default 8080, 0 for a free one) and ``--api-key`` (default
 ``test-key``). Prints the ``export`` lines that point the SDK at it, then serves until Ctrl-C,
-which exits with status 130.
+which exits with status 130. ``animalstore mock-server`` runs the same loop.
 """
 
 from __future__ import annotations
 
 import argparse
-import shlex
 import sys
-import time
 from collections.abc import Sequence
 
-from animalstore_client.testing import FakeAnimalStore
-
-_EXIT_ERROR = 1
-_EXIT_INTERRUPTED = 130  # the shell's code for a process ended by SIGINT
+from animalstore_client.testing._server import (
+    DEFAULT_API_KEY,
+    DEFAULT_PORT,
+    port_number,
+    serve_in_foreground,
+)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -30,21 +30,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         The exit status: 130 after Ctrl-C, 1 when the port cannot be bound.
     """
     args = _parser().parse_args(argv)
-    store = FakeAnimalStore(api_keys=(args.api_key,))
-    try:
-        with store.serve(args.port) as base_url:
-            print(f"export ANIMALSTORE_BASE_URL={shlex.quote(base_url)}")
-            print(f"export ANIMALSTORE_API_KEY={shlex.quote(args.api_key)}", flush=True)
-            print(f"Fake animal store serving on {base_url}; Ctrl-C to stop.", file=sys.stderr)
-            while True:
-                # time.sleep, unlike a wait on a lock, is interrupted by Ctrl-C everywhere.
-                time.sleep(3600)
-    except KeyboardInterrupt:
-        print("Stopped.", file=sys.stderr)
-        return _EXIT_INTERRUPTED
-    except OSError as error:
-        print(f"error: cannot serve on port {args.port}: {error}", file=sys.stderr)
-        return _EXIT_ERROR
+    return serve_in_foreground(args.port, args.api_key)
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -53,18 +39,17 @@ def _parser() -> argparse.ArgumentParser:
         description="Serve an in-memory animal store on 127.0.0.1 until Ctrl-C.",
     )
     parser.add_argument(
-        "--port", type=_port, default=8080, help="TCP port, 0 for a free one (default: 8080)"
+        "--port",
+        type=port_number,
+        default=DEFAULT_PORT,
+        help=f"TCP port, 0 for a free one (default: {DEFAULT_PORT})",
     )
     parser.add_argument(
-        "--api-key", default="test-key", help="the API key to accept (default: test-key)"
+        "--api-key",
+        default=DEFAULT_API_KEY,
+        help=f"the API key to accept (default: {DEFAULT_API_KEY})",
     )
     return parser
-
-
-def _port(text: str) -> int:
-    if not text.isdigit() or not 0 <= int(text) <= 65535:
-        raise argparse.ArgumentTypeError(f"not a TCP port: {text!r}")
-    return int(text)
 
 
 if __name__ == "__main__":

@@ -302,6 +302,8 @@ def test_httpx_timeout_is_used_as_given(make_api: MakeApi) -> None:
         (-1, ValueError),
         (-0.5, ValueError),
         (float("nan"), ValueError),
+        (float("inf"), ValueError),
+        (1e10, ValueError),
         ("5", TypeError),
         (True, TypeError),
         ([5], TypeError),

@@ -1,0 +1,287 @@
+"""The ``animalstore`` command line (also ``python -m animalstore_client``).
+
+A thin layer over the public SDK: each command builds a ``Client`` from the global options,
+makes one call and prints the result (``_cli_output``). Arguments are checked by the SDK, as
+for any caller; every expected failure ends in one line on stderr and an exit status from
+``EXIT_STATUSES``, never a traceback. Nothing imports this module but those two entry points.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+import sys
+import warnings
+from collections.abc import Callable, Sequence
+from typing import NoReturn
+
+from animalstore_client._cli_output import OUTPUT_FORMATS, print_error, print_result
+from animalstore_client._client import Client
+from animalstore_client._config import (
+    API_KEY_VARIABLE,
+    BASE_URL_VARIABLE,
+    DEFAULT_MAX_RETRIES,
+    DEFAULT_TIMEOUT,
+    Environment,
+)
+from animalstore_client._exceptions import APIConnectionError, APIError
+from animalstore_client._logging import LOG_VARIABLE, configure_from_env
+from animalstore_client._models import Pet, PetStatus
+from animalstore_client._version import __version__
+
+__all__ = ["EXIT_STATUSES", "main"]
+
+EXIT_OK = 0
+EXIT_API_ERROR = 1
+EXIT_USAGE = 2
+EXIT_UNREACHABLE = 3
+EXIT_INTERRUPTED = 130  # the shell's code for a process ended by SIGINT
+EXIT_BROKEN_PIPE = 141  # the shell's code for a process ended by SIGPIPE
+
+#: The one place that maps a failure to an exit status; first match wins.
+EXIT_STATUSES: tuple[tuple[type[Exception], int], ...] = (
+    (APIConnectionError, EXIT_UNREACHABLE),  # APITimeoutError included; before APIError
+    (APIError, EXIT_API_ERROR),  # an error status, or a 2xx answer that does not fit the schema
+    (TypeError, EXIT_USAGE),  # the SDK's argument and configuration checks
+    (ValueError, EXIT_USAGE),
+)
+
+GET_NOTICE = (
+    "notice: 'pets get' uses GET /pets/{petId}, which the service removes on 5 December 2030; "
+    "use 'animalstore pets list --status STATUS' instead."
+)
+
+_EPILOG = f"""\
+output (--output, before or after the command):
+  table   aligned columns id, name, category, status (the default on a terminal)
+  json    the wire JSON: one object, or an array for 'pets list' (the default otherwise)
+  jsonl   one JSON object per line
+  Errors go to stderr as one line, 'error: <message>', or as Error JSON
+  ({{"code": ..., "message": ..., "status": ...}}) when --output is json or jsonl.
+
+environment variables:
+  {API_KEY_VARIABLE:<21} the API key (preferred over --api-key)
+  {BASE_URL_VARIABLE:<21} the API's address, unless --base-url or --environment is given
+  {LOG_VARIABLE:<21} 'debug' or 'info': SDK logs on stderr (-v is the same as 'debug')
+
+exit status:
+  0    success
+  1    the API answered with an error (mock-server: the port cannot be bound)
+  2    bad usage or a bad argument, found before anything is sent
+  3    the API could not be reached (connection failed or timed out)
+  130  interrupted (Ctrl-C)
+  141  stdout was closed early (the reader of a pipe, like 'head', exited)
+"""
+
+ApiCall = Callable[[Client], Pet | list[Pet]]
+
+
+def main(argv: Sequence[str] | None = None, *, prog: str = "animalstore") -> int:
+    """Run the command line.
+
+    Args:
+        argv: the arguments, without the program name; ``sys.argv[1:]`` when ``None``.
+        prog: the program name shown in help and usage messages.
+
+    Returns:
+        The exit status (see ``animalstore --help``). ``--help``, ``--version`` and usage
+        errors exit through ``SystemExit`` instead, with 0 or 2.
+    """
+    try:
+        args = _parser(prog).parse_args(argv)
+        command: Callable[[argparse.Namespace], int] = args.command
+        return command(args)
+    except KeyboardInterrupt:
+        return EXIT_INTERRUPTED
+    except BrokenPipeError:
+        # The reader went away (`animalstore pets list | head -1`): nothing more to say, and
+        # stdout must not be flushed again at exit.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return EXIT_BROKEN_PIPE
+
+
+# -- the commands -------------------------------------------------------------------------
+
+
+def _pets_list(args: argparse.Namespace) -> int:
+    """``pets list``: ``GET /pets``, optionally filtered by status and limited in number."""
+    return _call_api(args, lambda client: client.list_pets(status=args.status, limit=args.limit))
+
+
+def _pets_create(args: argparse.Namespace) -> int:
+    """``pets create``: ``POST /pets``; prints the animal with its assigned id."""
+    return _call_api(
+        args,
+        lambda client: client.create_pet(
+            name=args.name, category_id=args.category_id, status=args.status
+        ),
+    )
+
+
+def _pets_get(args: argparse.Namespace) -> int:
+    """``pets get``: the deprecated ``GET /pets/{petId}``, with a plain notice on stderr."""
+
+    def get(client: Client) -> Pet:
+        print(GET_NOTICE, file=sys.stderr, flush=True)
+        with warnings.catch_warnings():
+            # The notice above says it for command-line users, once.
+            warnings.simplefilter("ignore", DeprecationWarning)
+            return client.get_pet(args.pet_id)  # type: ignore[deprecated, unused-ignore]
+
+    return _call_api(args, get)
+
+
+def _mock_server(args: argparse.Namespace) -> int:
+    """``mock-server``: the built-in reference store in the foreground until Ctrl-C."""
+    from animalstore_client.testing._server import serve_in_foreground
+
+    return serve_in_foreground() if args.port is None else serve_in_foreground(args.port)
+
+
+def _call_api(args: argparse.Namespace, call: ApiCall) -> int:
+    """Build a client from the global options, make one call, and print its result.
+
+    Returns:
+        ``EXIT_OK``, or the status ``EXIT_STATUSES`` maps the failure to, after printing it.
+    """
+    try:
+        with Client(
+            api_key=args.api_key,
+            environment=args.environment,
+            base_url=args.base_url,
+            timeout=args.timeout,
+            max_retries=args.max_retries,
+        ) as client:
+            if args.verbose:
+                # After the client is built, whose own set-up follows ANIMALSTORE_LOG: one
+                # stderr handler, at DEBUG. The SDK's records never carry headers (the key).
+                configure_from_env({LOG_VARIABLE: "debug"})
+                logging.getLogger("animalstore_client.cli").debug("using %r", client)
+            result = call(client)
+    except Exception as error:
+        status = next((code for kind, code in EXIT_STATUSES if isinstance(error, kind)), None)
+        if status is None:
+            raise
+        print_error(error, as_json=args.output in ("json", "jsonl"))
+        return status
+    print_result(result, args.output)
+    return EXIT_OK
+
+
+# -- the parser -----------------------------------------------------------------------------
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> NoReturn:
+        """Report a usage error in one line, with where to find help, and exit with 2."""
+        self.exit(EXIT_USAGE, f"error: {message} (see '{self.prog} --help')\n")
+
+
+def _parser(prog: str) -> argparse.ArgumentParser:
+    parser = _Parser(
+        prog=prog,
+        description="Use the animal store API from the shell.",
+        epilog=_EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("--version", action="version", version=f"animalstore {__version__}")
+    address = parser.add_mutually_exclusive_group()
+    address.add_argument(
+        "--base-url", metavar="URL", help=f"the API's address (default: ${BASE_URL_VARIABLE})"
+    )
+    address.add_argument(
+        "--environment",
+        choices=[environment.value for environment in Environment],
+        help="use this deployment's address (default: production)",
+    )
+    parser.add_argument(
+        "--api-key",
+        metavar="KEY",
+        help=f"the API key; prefer ${API_KEY_VARIABLE}, as command lines end up in shell "
+        "history and process lists",
+    )
+    parser.add_argument(
+        "--timeout",
+        type=float,
+        default=DEFAULT_TIMEOUT,
+        metavar="SECONDS",
+        help="per attempt (default: 5 to connect, 30 for the rest)",
+    )
+    parser.add_argument(
+        "--max-retries",
+        type=int,
+        default=DEFAULT_MAX_RETRIES,
+        metavar="N",
+        help="retries of a failed attempt (default: %(default)s)",
+    )
+    parser.add_argument(
+        "-v", "--verbose", action="store_true", help="log each request on stderr (DEBUG)"
+    )
+    _add_output(parser, default=None)
+
+    commands = parser.add_subparsers(title="commands", metavar="COMMAND", required=True)
+    pets = commands.add_parser("pets", help="list, add or fetch animals")
+    pet_commands = pets.add_subparsers(title="commands", metavar="COMMAND", required=True)
+    statuses = [status.value for status in PetStatus]
+
+    listing = _add_command(pet_commands, "list", _pets_list, "list animals (GET /pets)")
+    listing.add_argument("--status", choices=statuses, help="only animals with this status")
+    listing.add_argument("--limit", type=int, metavar="N", help="at most N, 1 to 100 (default: 20)")
+
+    create = _add_command(pet_commands, "create", _pets_create, "add an animal (POST /pets)")
+    create.add_argument("--name", required=True, help="the animal's name")
+    create.add_argument(
+        "--category-id", type=int, required=True, metavar="N", help="its category's id"
+    )
+    create.add_argument("--status", choices=statuses, help="its status")
+
+    get = _add_command(
+        pet_commands,
+        "get",
+        _pets_get,
+        "fetch one animal by id (GET /pets/{petId}); deprecated, use 'pets list --status'",
+    )
+    get.add_argument("pet_id", type=int, metavar="ID", help="the animal's id")
+
+    mock = commands.add_parser(
+        "mock-server",
+        help="serve the built-in reference store on 127.0.0.1 until Ctrl-C",
+        description="Serve an in-memory reference store on 127.0.0.1 until Ctrl-C (exit 130). "
+        "Prints the export lines for its URL and its key, test-key.",
+    )
+    mock.add_argument("--port", type=_port, help="TCP port, 0 for a free one (default: 8080)")
+    mock.set_defaults(command=_mock_server)
+    return parser
+
+
+def _port(text: str) -> int:
+    # Imported only when used: the reference store's server is no part of the other commands.
+    from animalstore_client.testing._server import port_number
+
+    return port_number(text)
+
+
+def _add_command(
+    commands: argparse._SubParsersAction[_Parser],
+    name: str,
+    command: Callable[[argparse.Namespace], int],
+    summary: str,
+) -> argparse.ArgumentParser:
+    description = summary[0].upper() + summary[1:] + "."
+    parser = commands.add_parser(name, help=summary, description=description)
+    parser.set_defaults(command=command)
+    # Also accepted after the command; it then wins over one given before.
+    _add_output(parser, default=argparse.SUPPRESS)
+    return parser
+
+
+def _add_output(parser: argparse.ArgumentParser, default: object) -> None:
+    parser.add_argument(
+        "-o",
+        "--output",
+        choices=OUTPUT_FORMATS,
+        default=default,
+        metavar="FORMAT",
+        help="table, json or jsonl (default: table on a terminal, json otherwise)",
+    )

@@ -1,0 +1,146 @@
+"""What the ``animalstore`` command line prints: results on stdout, errors on stderr.
+
+Results are an aligned table (for a terminal), the wire JSON, or JSON lines. Errors are one
+line, ``error: <message>``, or one line of Error JSON when JSON output was asked for.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import sys
+import unicodedata
+from typing import Any
+
+from animalstore_client._exceptions import (
+    APIConnectionError,
+    APIError,
+    APIResponseValidationError,
+    APIStatusError,
+    APITimeoutError,
+)
+from animalstore_client._models import Pet
+
+__all__ = ["OUTPUT_FORMATS", "error_json", "print_error", "print_result"]
+
+#: The choices of ``--output``; ``None`` (not given) means table on a terminal, else json.
+OUTPUT_FORMATS = ("table", "json", "jsonl")
+_COLUMNS = ("id", "name", "category", "status")
+_RIGHT_ALIGNED = (True, False, True, False)
+
+
+def print_result(result: Pet | list[Pet], output: str | None) -> None:
+    """Print a command's result on stdout.
+
+    Args:
+        result: one animal (``create``, ``get``) or a list of them (``list``).
+        output: ``"table"``, ``"json"``, ``"jsonl"``, or ``None`` for table on a terminal and
+            json otherwise.
+    """
+    if output is None:
+        output = "table" if sys.stdout.isatty() else "json"
+    pets = result if isinstance(result, list) else [result]
+    if output == "table":
+        # A terminal that cannot show a character gets "?" rather than a traceback.
+        _reconfigure(sys.stdout, errors="replace")
+        text = _table(pets)
+    else:
+        # JSON is UTF-8 (RFC 8259), whatever the locale says.
+        _reconfigure(sys.stdout, encoding="utf-8")
+        wire = [pet.to_dict() for pet in pets]
+        if output == "jsonl":
+            text = "\n".join(json.dumps(item, ensure_ascii=False) for item in wire)
+        else:
+            single = not isinstance(result, list)
+            text = json.dumps(wire[0] if single else wire, indent=2, ensure_ascii=False)
+    if text:
+        print(text, flush=True)
+
+
+def print_error(error: Exception, *, as_json: bool) -> None:
+    """Print an error on stderr as one line: ``error: <message>``, or Error JSON.
+
+    Args:
+        error: an SDK exception, or the ``TypeError`` / ``ValueError`` of a bad argument.
+        as_json: print ``{"code": ..., "message": ..., "status": ...}`` instead: the API's
+            Error body when there is one; otherwise ``code`` is the command line's own (see
+            ``error_json``) and ``status`` is the HTTP status, ``null`` when there was no answer.
+    """
+    if as_json:
+        print(json.dumps(error_json(error)), file=sys.stderr, flush=True)
+    else:
+        print(f"error: {_one_line(str(error))}", file=sys.stderr, flush=True)
+
+
+def error_json(error: Exception) -> dict[str, Any]:
+    """Return an error as an Error object, the same shape whatever went wrong.
+
+    Args:
+        error: the exception.
+
+    Returns:
+        The API's Error body, as received, when there is one. Otherwise an object whose
+        ``code`` is ``unexpected_response`` (a non-2xx answer whose body is not an Error),
+        ``invalid_response`` (a 2xx answer that does not fit the schema), ``timeout``,
+        ``connection_error`` or ``invalid_argument``, and whose ``status`` is the HTTP status,
+        or ``None`` when no answer came.
+    """
+    if isinstance(error, APIStatusError):
+        if error.error is not None:
+            return error.error.to_dict()
+        return _error("unexpected_response", error.message, error.status_code)
+    if isinstance(error, APIResponseValidationError):
+        return _error("invalid_response", error.message, error.response.status_code)
+    if isinstance(error, APITimeoutError):
+        return _error("timeout", error.message, None)
+    if isinstance(error, APIConnectionError):
+        return _error("connection_error", error.message, None)
+    message = error.message if isinstance(error, APIError) else str(error)
+    return _error("invalid_argument", message, None)
+
+
+def _error(code: str, message: str, status: int | None) -> dict[str, Any]:
+    return {"code": code, "message": message, "status": status}
+
+
+def _table(pets: list[Pet]) -> str:
+    rows = [_COLUMNS]
+    for pet in pets:
+        status = "-" if pet.status is None else str(pet.status)
+        rows.append((str(pet.id), _printable(pet.name), str(pet.category_id), _printable(status)))
+    widths = [max(_width(row[column]) for row in rows) for column in range(len(_COLUMNS))]
+    lines = []
+    for row in rows:
+        cells = []
+        for cell, width, right in zip(row, widths, _RIGHT_ALIGNED, strict=True):
+            padding = " " * (width - _width(cell))
+            cells.append(padding + cell if right else cell + padding)
+        lines.append("  ".join(cells).rstrip())
+    return "\n".join(lines)
+
+
+def _width(text: str) -> int:
+    """Return how many terminal columns ``text`` takes: wide characters (CJK, emoji) two."""
+    return sum(_char_width(char) for char in text)
+
+
+def _char_width(char: str) -> int:
+    if unicodedata.combining(char):
+        return 0
+    return 2 if unicodedata.east_asian_width(char) in ("W", "F") else 1
+
+
+def _printable(text: str) -> str:
+    """Escape control characters, so that data from the API cannot drive the terminal."""
+    if text.isprintable():
+        return text
+    return "".join(char if char.isprintable() else repr(char)[1:-1] for char in text)
+
+
+def _one_line(text: str) -> str:
+    return _printable(" ".join(text.splitlines()))
+
+
+def _reconfigure(stream: object, **settings: str) -> None:
+    if isinstance(stream, io.TextIOWrapper):
+        stream.reconfigure(**settings)  # type: ignore[arg-type]

@@ -1,0 +1,685 @@
+"""The ``animalstore`` command line, run for real in subprocesses against a real-socket store.
+
+Each run goes through the installed console script when there is one (next to
+``sys.executable``), else ``python -m animalstore_client``; the entry-point tests run both.
+Every run is checked for the API key and for tracebacks in its output.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import selectors
+import shlex
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import IO, Any
+
+import attrs
+import pytest
+
+from animalstore_client import __version__
+from animalstore_client.testing import FakeAnimalStore
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
+KEY = "cli-secret-key-7f3a9c"  # distinctive, so any leak into the output is found
+SCRIPT_NAME = "animalstore.exe" if sys.platform == "win32" else "animalstore"
+SCRIPT = Path(sys.executable).parent / SCRIPT_NAME
+PYTHON_M = (sys.executable, "-m", "animalstore_client")
+DEFAULT_LAUNCHER = (str(SCRIPT),) if SCRIPT.exists() else PYTHON_M
+LAUNCHERS = [
+    pytest.param(
+        (str(SCRIPT),),
+        id="console-script",
+        marks=pytest.mark.skipif(not SCRIPT.exists(), reason=f"{SCRIPT} is not installed"),
+    ),
+    pytest.param(PYTHON_M, id="python-m"),
+]
+TIMEOUT = 20  # seconds for any one subprocess; a hang fails the test instead of the run
+NOTICE = (
+    "notice: 'pets get' uses GET /pets/{petId}, which the service removes on 5 December 2030; "
+    "use 'animalstore pets list --status STATUS' instead."
+)
+POSIX_ONLY = pytest.mark.skipif(sys.platform == "win32", reason="needs POSIX signals and ptys")
+
+
+@attrs.frozen
+class Result:
+    returncode: int
+    stdout: str
+    stderr: str
+
+    def json(self) -> Any:
+        return json.loads(self.stdout)
+
+    def stderr_lines(self) -> list[str]:
+        return self.stderr.splitlines()
+
+
+@attrs.frozen
+class Server:
+    store: FakeAnimalStore
+    base_url: str
+
+
+def environment(base_url: str | None, key: str | None, **extra: str) -> dict[str, str]:
+    """The variables a run sees: none of the caller's ANIMALSTORE_*, the repo importable."""
+    env = {name: value for name, value in os.environ.items() if not name.startswith("ANIMALSTORE")}
+    env["PYTHONPATH"] = os.pathsep.join([str(REPO_ROOT), os.environ.get("PYTHONPATH", "")])
+    env["PYTHONIOENCODING"] = "utf-8"
+    if base_url is not None:
+        env["ANIMALSTORE_BASE_URL"] = base_url
+    if key is not None:
+        env["ANIMALSTORE_API_KEY"] = key
+    return {**env, **extra}
+
+
+def check_output(stdout: str, stderr: str) -> None:
+    assert KEY not in stdout
+    assert KEY not in stderr
+    assert "Traceback" not in stderr
+
+
+def run(
+    command: str,
+    *,
+    base_url: str | None,
+    key: str | None = KEY,
+    launcher: Sequence[str] = DEFAULT_LAUNCHER,
+    **extra_env: str,
+) -> Result:
+    """Run ``animalstore <command>``, ``command`` split as a shell would, and check its output."""
+    completed = subprocess.run(
+        [*launcher, *shlex.split(command)],
+        capture_output=True,
+        env=environment(base_url, key, **extra_env),
+        timeout=TIMEOUT,
+        check=False,
+    )
+    result = Result(
+        completed.returncode, completed.stdout.decode("utf-8"), completed.stderr.decode("utf-8")
+    )
+    check_output(result.stdout, result.stderr)
+    return result
+
+
+@pytest.fixture(scope="module")
+def server() -> Iterator[Server]:
+    store = FakeAnimalStore(api_keys=[KEY])
+    with store.serve() as base_url:
+        yield Server(store, base_url)
+
+
+@pytest.fixture
+def api(server: Server) -> Server:
+    server.store.reset()
+    return server
+
+
+@pytest.fixture
+def closed_port() -> int:
+    """A port that was free a moment ago and has no listener: connections are refused."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+    return port
+
+
+@pytest.fixture
+def silent_listener() -> Iterator[socket.socket]:
+    """A socket that accepts connections (in the backlog) but never answers."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        sock.listen(8)
+        yield sock
+
+
+def url_of(sock: socket.socket) -> str:
+    return f"http://127.0.0.1:{sock.getsockname()[1]}/v1"
+
+
+def rex(server: Server) -> None:
+    server.store.add_pet("Rex", 3, "available")
+
+
+# -- importing ------------------------------------------------------------------------------
+
+
+def test_importing_the_sdk_does_not_import_the_command_line() -> None:
+    # httpx does not import argparse either, so both are checked.
+    code = (
+        "import sys, animalstore_client; "
+        "print(sorted(m for m in sys.modules if m in ('argparse', 'animalstore_client._cli') "
+        "or m.startswith(('animalstore_client._cli_', 'animalstore_client.testing'))))"
+    )
+    completed = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        env=environment(None, None),
+        timeout=TIMEOUT,
+        check=True,
+    )
+    assert completed.stdout.strip() == "[]"
+
+
+# -- both entry points ----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("launcher", LAUNCHERS)
+def test_every_command_through_each_entry_point(api: Server, launcher: Sequence[str]) -> None:
+    version = run("--version", base_url=None, key=None, launcher=launcher)
+    assert (version.returncode, version.stdout) == (0, f"animalstore {__version__}\n")
+
+    created = run(
+        "pets create --name Rex --category-id 3 --status sold",
+        base_url=api.base_url,
+        launcher=launcher,
+    )
+    assert created.returncode == 0
+    assert created.json() == {"id": 1, "name": "Rex", "categoryId": 3, "status": "sold"}
+
+    listed = run("pets list", base_url=api.base_url, launcher=launcher)
+    assert (listed.returncode, listed.json()) == (0, [created.json()])
+
+    fetched = run("pets get 1", base_url=api.base_url, launcher=launcher)
+    assert (fetched.returncode, fetched.json()) == (0, created.json())
+
+    missing = run("pets get 2", base_url=api.base_url, launcher=launcher)
+    assert missing.returncode == 1
+
+
+# -- results and output formats -------------------------------------------------------------
+
+
+def test_create_sends_the_pet_and_prints_its_wire_json(api: Server) -> None:
+    result = run(
+        "pets create --name Rex --category-id 3 --status available",
+        base_url=api.base_url,
+    )
+    assert (result.returncode, result.stderr) == (0, "")
+    assert result.json() == {"id": 1, "name": "Rex", "categoryId": 3, "status": "available"}
+    [request] = api.store.requests
+    assert (request.method, request.path) == ("POST", "/v1/pets")
+    assert request.json() == {"name": "Rex", "categoryId": 3, "status": "available"}
+    assert request.headers["authorization"] == f"Bearer {KEY}"
+
+
+def test_create_without_status_sends_none_and_prints_none(api: Server) -> None:
+    result = run("pets create --name Tom --category-id -4", base_url=api.base_url)
+    assert result.json() == {"id": 1, "name": "Tom", "categoryId": -4}
+    assert api.store.requests[0].json() == {"name": "Tom", "categoryId": -4}
+
+
+def test_list_prints_a_json_array_and_passes_the_filters(api: Server) -> None:
+    for name, status in [("Rex", "sold"), ("Tom", None), ("Kiki", "sold"), ("Max", "sold")]:
+        api.store.add_pet(name, 1, status)
+    result = run("pets list --status sold --limit 2", base_url=api.base_url)
+    assert result.returncode == 0
+    assert result.json() == [
+        {"id": 1, "name": "Rex", "categoryId": 1, "status": "sold"},
+        {"id": 3, "name": "Kiki", "categoryId": 1, "status": "sold"},
+    ]
+    assert api.store.requests[0].query == "limit=2&status=sold"
+
+
+def test_list_without_options_sends_no_parameters(api: Server) -> None:
+    assert run("pets list", base_url=api.base_url).json() == []
+    assert api.store.requests[0].query == ""
+
+
+def test_output_json_is_indented_wire_json(api: Server) -> None:
+    rex(api)
+    result = run("--output json pets list", base_url=api.base_url)
+    expected = [{"id": 1, "name": "Rex", "categoryId": 3, "status": "available"}]
+    assert result.stdout == json.dumps(expected, indent=2) + "\n"
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "--output jsonl pets list",
+        "-o jsonl pets list",
+        "pets list --output jsonl",
+        "--output table pets list -o jsonl",  # the one after the command wins
+    ],
+)
+def test_output_jsonl_prints_one_pet_per_line(api: Server, command: str) -> None:
+    rex(api)
+    api.store.add_pet("Tom", 4)
+    result = run(command, base_url=api.base_url)
+    assert result.returncode == 0
+    assert [json.loads(line) for line in result.stdout.splitlines()] == [
+        {"id": 1, "name": "Rex", "categoryId": 3, "status": "available"},
+        {"id": 2, "name": "Tom", "categoryId": 4},
+    ]
+
+
+def test_output_jsonl_of_one_pet_is_one_line(api: Server) -> None:
+    result = run(
+        "-o jsonl pets create --name Rex --category-id 3",
+        base_url=api.base_url,
+    )
+    assert result.stdout == '{"id": 1, "name": "Rex", "categoryId": 3}\n'
+
+
+def test_output_table_is_aligned(api: Server) -> None:
+    rex(api)
+    api.store.add_pet("Kiki the Great", 12345, None)
+    api.store.add_pet("Café 🐈", 7, "pending")
+    result = run("-o table pets list", base_url=api.base_url)
+    assert result.returncode == 0
+    assert result.stdout == (
+        "id  name            category  status\n"
+        " 1  Rex                    3  available\n"
+        " 2  Kiki the Great     12345  -\n"
+        " 3  Café 🐈                7  pending\n"  # the cat is two columns wide
+    )
+
+
+def test_output_table_escapes_control_characters(api: Server) -> None:
+    api.store.add_pet("Evil\x1b[2J\nName", 1)
+    result = run("pets list -o table", base_url=api.base_url)
+    assert result.stdout.splitlines()[1] == " 1  Evil\\x1b[2J\\nName         1  -"
+
+
+def test_empty_results_in_each_format(api: Server) -> None:
+    assert run("-o json pets list", base_url=api.base_url).stdout == "[]\n"
+    assert run("-o jsonl pets list", base_url=api.base_url).stdout == ""
+    table = run("-o table pets list", base_url=api.base_url).stdout
+    assert table == "id  name  category  status\n"
+
+
+def test_json_output_is_utf8(api: Server) -> None:
+    api.store.add_pet("Café 🐈", 7)
+    # Even when the locale's encoding cannot represent the name.
+    result = run("pets list", base_url=api.base_url, PYTHONIOENCODING="ascii")
+    assert result.json() == [{"id": 1, "name": "Café 🐈", "categoryId": 7}]
+
+
+@POSIX_ONLY
+def test_table_is_the_default_on_a_terminal(api: Server) -> None:
+    import pty
+
+    rex(api)
+    leader, follower = pty.openpty()
+    try:
+        process = subprocess.Popen(
+            [*DEFAULT_LAUNCHER, "pets", "list"],
+            stdout=follower,
+            stderr=subprocess.PIPE,
+            env=environment(api.base_url, KEY),
+        )
+        os.close(follower)
+        _, stderr = process.communicate(timeout=TIMEOUT)
+        output = read_all(leader).decode().replace("\r\n", "\n")
+    finally:
+        os.close(leader)
+    check_output(output, stderr.decode())
+    assert process.returncode == 0
+    assert output == "id  name  category  status\n 1  Rex          3  available\n"
+
+
+def read_all(fd: int) -> bytes:
+    chunks = []
+    while True:
+        try:
+            chunk = os.read(fd, 4096)
+        except OSError:  # EIO: the terminal's other side is closed
+            break
+        if not chunk:
+            break
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+def test_get_prints_the_pet_and_one_plain_notice(api: Server) -> None:
+    rex(api)
+    result = run("pets get 1", base_url=api.base_url, PYTHONWARNINGS="always")
+    assert result.returncode == 0
+    assert result.json() == {"id": 1, "name": "Rex", "categoryId": 3, "status": "available"}
+    assert result.stderr_lines() == [NOTICE]  # no Python DeprecationWarning
+    assert api.store.requests[0].path == "/v1/pets/1"
+
+
+# -- errors and exit codes ----------------------------------------------------------------
+
+
+def test_not_found_exits_1_with_one_line(api: Server) -> None:
+    result = run("pets get 99", base_url=api.base_url)
+    assert (result.returncode, result.stdout) == (1, "")
+    notice, error = result.stderr_lines()
+    assert notice == NOTICE
+    expected = r"error: 404 not_found: no pet with petId '99' \(request id req_\d+\)"
+    assert re.fullmatch(expected, error)
+
+
+@pytest.mark.parametrize("output", ["json", "jsonl"])
+def test_not_found_with_json_output_prints_the_error_json(api: Server, output: str) -> None:
+    result = run(f"--output {output} pets get 99", base_url=api.base_url)
+    assert (result.returncode, result.stdout) == (1, "")
+    notice, error = result.stderr_lines()
+    assert notice == NOTICE
+    assert json.loads(error) == {
+        "code": "not_found",
+        "message": "no pet with petId '99'",
+        "status": 404,
+    }
+
+
+def test_a_refused_key_exits_1(api: Server) -> None:
+    result = run("pets list", base_url=api.base_url, key="wrong-key")
+    assert (result.returncode, result.stdout) == (1, "")
+    [error] = result.stderr_lines()
+    assert re.fullmatch(r"error: 401 unauthorized: invalid API key \(request id req_\d+\)", error)
+
+    as_json = run("pets list -o json", base_url=api.base_url, key="wrong-key")
+    assert json.loads(as_json.stderr) == {
+        "code": "unauthorized",
+        "message": "invalid API key",
+        "status": 401,
+    }
+
+
+@pytest.mark.parametrize("key", [None, ""])
+def test_a_missing_key_exits_2_before_sending(api: Server, key: str | None) -> None:
+    result = run("pets list", base_url=api.base_url, key=key)
+    assert (result.returncode, result.stdout) == (2, "")
+    [error] = result.stderr_lines()
+    assert error.startswith("error: no API key")
+    assert "ANIMALSTORE_API_KEY" in error
+    assert api.store.requests == []
+
+
+def test_the_api_key_option_works_and_is_not_echoed(api: Server) -> None:
+    result = run(f"--api-key {KEY} -v pets list", base_url=api.base_url, key=None)
+    assert result.returncode == 0
+    assert api.store.requests[0].headers["authorization"] == f"Bearer {KEY}"
+
+
+@pytest.mark.parametrize("limit", ["0", "101", "-5"])
+def test_a_limit_out_of_range_exits_2_before_sending(api: Server, limit: str) -> None:
+    result = run(f"pets list --limit {limit}", base_url=api.base_url)
+    assert (result.returncode, result.stdout) == (2, "")
+    assert result.stderr_lines() == [f"error: limit must be between 1 and 100, got {limit}"]
+    assert api.store.requests == []
+
+
+def test_a_bad_argument_with_json_output_prints_error_json(api: Server) -> None:
+    result = run("pets list --limit 0 -o jsonl", base_url=api.base_url)
+    assert result.returncode == 2
+    assert json.loads(result.stderr) == {
+        "code": "invalid_argument",
+        "message": "limit must be between 1 and 100, got 0",
+        "status": None,
+    }
+
+
+@pytest.mark.parametrize(
+    ("command", "message"),
+    [
+        (
+            f"pets create --name Rex --category-id {INT64_MAX + 1}",
+            f"error: category_id must be between {INT64_MIN} and {INT64_MAX}, got {INT64_MAX + 1}",
+        ),
+        (
+            f"pets get {INT64_MIN - 1}",
+            f"error: pet_id must be between {INT64_MIN} and {INT64_MAX}, got {INT64_MIN - 1}",
+        ),
+        (
+            "--timeout -1 pets list",
+            "error: timeout must be positive and at most 1e+09 seconds, got -1.0",
+        ),
+        (
+            "--timeout 0 pets list",
+            "error: timeout must be positive and at most 1e+09 seconds, got 0.0",
+        ),
+        ("--max-retries -1 pets list", "error: max_retries must be between 0 and"),
+        ("--base-url ftp://host/v1 pets list", "error: base_url must be an absolute"),
+    ],
+)
+def test_values_the_sdk_rejects_exit_2_before_sending(
+    api: Server, command: str, message: str
+) -> None:
+    result = run(command, base_url=api.base_url)
+    assert (result.returncode, result.stdout) == (2, "")
+    assert result.stderr_lines()[-1].startswith(message)
+    assert api.store.requests == []
+
+
+@pytest.mark.parametrize("seconds", ["inf", "1e10"])
+def test_a_timeout_too_large_exits_2(closed_port: int, seconds: str) -> None:
+    base_url = f"http://127.0.0.1:{closed_port}/v1"
+    result = run(f"--timeout {seconds} --max-retries 0 pets list", base_url=base_url)
+    assert result.returncode == 2
+    assert result.stderr_lines()[-1].startswith("error: timeout must be")
+
+
+@pytest.mark.parametrize(
+    ("command", "message"),
+    [
+        ("pets list --limit abc", "argument --limit: invalid int value: 'abc'"),
+        ("--timeout soon pets list", "argument --timeout: invalid float value: 'soon'"),
+        ("pets list --status lost", "argument --status: invalid choice: 'lost'"),
+        ("pets create --name Rex", "the following arguments are required: --category-id"),
+        ("pets", "the following arguments are required: COMMAND"),
+        ("", "the following arguments are required: COMMAND"),
+        ("--environment dev pets list", "argument --environment: invalid choice: 'dev'"),
+        ("--base-url http://x/v1 --environment staging pets list", "not allowed with"),
+        ("-o xml pets list", "argument -o/--output: invalid choice: 'xml'"),
+        ("mock-server --port 70000", "argument --port: not a TCP port: '70000'"),
+    ],
+)
+def test_bad_usage_exits_2_with_one_line(api: Server, command: str, message: str) -> None:
+    result = run(command, base_url=api.base_url)
+    assert (result.returncode, result.stdout) == (2, "")
+    [error] = result.stderr_lines()
+    assert error.startswith("error: ")
+    assert message in error
+    assert error.endswith("--help')")
+    assert api.store.requests == []
+
+
+def test_a_stopped_server_exits_3(closed_port: int) -> None:
+    base_url = f"http://127.0.0.1:{closed_port}/v1"
+    result = run("--max-retries 0 pets list", base_url=base_url)
+    assert (result.returncode, result.stdout) == (3, "")
+    [error] = result.stderr_lines()
+    assert error.startswith(f"error: GET {base_url}/pets failed: ")
+
+    as_json = run("-o json --max-retries 0 pets list", base_url=base_url)
+    assert as_json.returncode == 3
+    body = json.loads(as_json.stderr)
+    assert (body["code"], body["status"]) == ("connection_error", None)
+    assert body["message"].startswith(f"GET {base_url}/pets failed: ")
+
+
+def test_a_stopped_server_is_retried_then_exits_3(closed_port: int) -> None:
+    base_url = f"http://127.0.0.1:{closed_port}/v1"
+    result = run("-v --max-retries 1 pets list", base_url=base_url)
+    assert result.returncode == 3
+    assert "retrying GET" in result.stderr
+    assert result.stderr_lines()[-1].startswith("error: GET ")
+
+
+def test_a_timeout_exits_3(silent_listener: socket.socket) -> None:
+    result = run(
+        "--timeout 0.3 --max-retries 0 -o json pets list",
+        base_url=url_of(silent_listener),
+    )
+    assert (result.returncode, result.stdout) == (3, "")
+    body = json.loads(result.stderr)
+    assert (body["code"], body["status"]) == ("timeout", None)
+
+
+@POSIX_ONLY
+def test_ctrl_c_exits_130_without_a_traceback(silent_listener: socket.socket) -> None:
+    process = subprocess.Popen(
+        [*DEFAULT_LAUNCHER, "pets", "list"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=environment(url_of(silent_listener), KEY),
+    )
+    try:
+        silent_listener.settimeout(TIMEOUT)
+        connection, _ = silent_listener.accept()  # the command now waits for an answer
+        with connection:
+            process.send_signal(signal.SIGINT)
+            stdout, stderr = process.communicate(timeout=TIMEOUT)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.communicate()
+    assert (process.returncode, stdout, stderr) == (130, b"", b"")
+
+
+@POSIX_ONLY
+def test_a_closed_pipe_ends_quietly(api: Server) -> None:
+    rex(api)
+    read_end, write_end = os.pipe()
+    os.close(read_end)  # like `animalstore pets list | head -0`
+    try:
+        completed = subprocess.run(
+            [*DEFAULT_LAUNCHER, "pets", "list"],
+            stdout=write_end,
+            stderr=subprocess.PIPE,
+            env=environment(api.base_url, KEY),
+            timeout=TIMEOUT,
+            check=False,
+        )
+    finally:
+        os.close(write_end)
+    assert completed.returncode == 141
+    assert completed.stderr == b""
+
+
+# -- --verbose ------------------------------------------------------------------------------
+
+
+def test_verbose_logs_each_request_without_the_key(api: Server) -> None:
+    result = run("-v pets create --name Rex --category-id 3", base_url=api.base_url)
+    assert result.returncode == 0
+    assert result.json()["id"] == 1
+    logs = result.stderr
+    assert re.search(r"animalstore_client DEBUG POST \S+/v1/pets -> 201 in [\d.]+ ms", logs)
+    assert "animalstore_client.cli DEBUG using Client(base_url=" in logs
+    assert "authorization" not in logs.lower()
+    assert "bearer" not in logs.lower()
+    assert "idempotency" not in logs.lower()
+
+
+def test_verbose_and_animalstore_log_log_each_request_once(api: Server) -> None:
+    result = run("-v pets list", base_url=api.base_url, ANIMALSTORE_LOG="info")
+    assert result.returncode == 0
+    assert len(re.findall(r"DEBUG GET \S+/v1/pets -> 200", result.stderr)) == 1
+
+
+def test_without_verbose_nothing_is_logged(api: Server) -> None:
+    result = run("pets list", base_url=api.base_url)
+    assert (result.returncode, result.stderr) == (0, "")
+
+
+# -- help -----------------------------------------------------------------------------------
+
+
+def test_help_lists_the_exit_codes_and_the_variables() -> None:
+    result = run("--help", base_url=None, key=None)
+    assert result.returncode == 0
+    text = result.stdout
+    for line in [
+        "0    success",
+        "1    the API answered with an error",
+        "2    bad usage or a bad argument",
+        "3    the API could not be reached",
+        "130  interrupted (Ctrl-C)",
+    ]:
+        assert line in text
+    for variable in ["ANIMALSTORE_API_KEY", "ANIMALSTORE_BASE_URL", "ANIMALSTORE_LOG"]:
+        assert variable in text
+    assert "prefer $ANIMALSTORE_API_KEY" in text
+    for command in ["pets", "mock-server"]:
+        assert command in text
+
+
+def test_each_command_has_help() -> None:
+    for command in ["pets", "pets list", "pets create", "pets get", "mock-server"]:
+        result = run(f"{command} --help", base_url=None, key=None)
+        assert result.returncode == 0
+        assert result.stdout.startswith("usage: ")
+        assert f"{command} [-h]" in result.stdout
+        if command == "pets get":
+            assert "deprecated" in result.stdout
+
+
+# -- mock-server ----------------------------------------------------------------------------
+
+
+def read_lines(stream: IO[bytes], count: int, timeout: float) -> list[str]:
+    """Read ``count`` lines from a pipe, failing after ``timeout`` seconds instead of hanging."""
+    received = b""
+    deadline = time.monotonic() + timeout
+    with selectors.DefaultSelector() as selector:
+        selector.register(stream, selectors.EVENT_READ)
+        while received.count(b"\n") < count:
+            if not selector.select(deadline - time.monotonic()):
+                raise TimeoutError(f"mock-server printed only {received!r}")
+            chunk = os.read(stream.fileno(), 4096)
+            if not chunk:
+                raise EOFError(f"mock-server exited after printing {received!r}")
+            received += chunk
+    return received.decode().splitlines()[:count]
+
+
+@POSIX_ONLY
+def test_mock_server_serves_the_commands_until_ctrl_c() -> None:
+    process = subprocess.Popen(
+        [*DEFAULT_LAUNCHER, "mock-server", "--port", "0"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=environment(None, KEY),  # the user's own key is neither used nor shown
+    )
+    try:
+        assert process.stdout is not None
+        url_line, key_line = read_lines(process.stdout, 2, timeout=TIMEOUT)
+        assert re.fullmatch(r"export ANIMALSTORE_BASE_URL=http://127\.0\.0\.1:\d+/v1", url_line)
+        assert key_line == "export ANIMALSTORE_API_KEY=test-key"
+        base_url = url_line.partition("=")[2]
+
+        created = run(
+            "pets create --name Rex --category-id 3",
+            base_url=base_url,
+            key="test-key",
+        )
+        assert (created.returncode, created.json()["id"]) == (0, 1)
+        listed = run("pets list", base_url=base_url, key="test-key")
+        assert listed.json() == [created.json()]
+
+        process.send_signal(signal.SIGINT)
+        stdout, stderr = process.communicate(timeout=TIMEOUT)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.communicate()
+    check_output(stdout.decode(), stderr.decode())
+    assert process.returncode == 130
+    assert stderr.decode().splitlines() == [
+        f"Fake animal store serving on {base_url}; Ctrl-C to stop.",
+        "Stopped.",
+    ]
+    stopped = run("--max-retries 0 pets list", base_url=base_url, key="test-key")
+    assert stopped.returncode == 3
+
+
+def test_mock_server_on_a_busy_port_exits_1(silent_listener: socket.socket) -> None:
+    port = silent_listener.getsockname()[1]
+    result = run(f"mock-server --port {port}", base_url=None)
+    assert (result.returncode, result.stdout) == (1, "")
+    [error] = result.stderr_lines()
+    assert error.startswith(f"error: cannot serve on port {port}: ")
