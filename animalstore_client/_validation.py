@@ -37,13 +37,22 @@ def check_int(argument: str, value: object, low: int = INT64_MIN, high: int = IN
 
 
 def check_str(argument: str, value: object) -> str:
-    """Return ``value`` if it is a ``str``.
+    """Return ``value`` if it is a ``str`` that can be encoded (no lone surrogates).
 
     Raises:
         TypeError: ``value`` is not a ``str``.
+        ValueError: ``value`` holds a lone surrogate, which no request could carry.
     """
     if not isinstance(value, str):
         raise TypeError(f"{argument} must be a str, got {type(value).__name__} {_shown(value)}")
+    if not value.isascii():
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            # A lone surrogate: no request body or header could carry it.
+            raise ValueError(
+                f"{argument} must be valid Unicode text, got a lone surrogate"
+            ) from None
     return value
 
 

@@ -443,9 +443,13 @@ def _parse_body_object(body: bytes) -> dict[str, Any]:
     if not body.strip():
         _invalid_body("the request body is empty; expected a JSON object")
     try:
-        value = json.loads(body, parse_constant=_reject_constant)
-    except ValueError:  # also covers UnicodeDecodeError
-        _invalid_body("the request body is not valid JSON")
+        # Decoded first: json.loads(bytes) would also take UTF-16 and UTF-32, which JSON
+        # exchanged between systems must not be (RFC 8259, section 8.1).
+        value = json.loads(body.decode("utf-8"), parse_constant=_reject_constant)
+    except RecursionError:
+        _invalid_body("the request body is nested too deeply")
+    except ValueError:  # UnicodeDecodeError included
+        _invalid_body("the request body is not valid UTF-8 JSON")
     if not isinstance(value, dict):
         _invalid_body(f"the request body must be a JSON object, got {_json_type(value)}")
     return value
@@ -461,6 +465,12 @@ def _name_field(fields: Mapping[str, Any]) -> str:
     name = _required(fields, "name")
     if not isinstance(name, str):
         _invalid_field(f"name must be a string, got {_json_type(name)}")
+    # A "\ud800" escape decodes to a lone surrogate, which no response could encode.
+    if not name.isascii():
+        try:
+            name.encode("utf-8")
+        except UnicodeEncodeError:
+            _invalid_field("name must be valid Unicode text, without lone surrogates")
     return name
 
 

@@ -110,9 +110,9 @@ def test_create_keeps_unicode_names(client: httpx.Client) -> None:
     [
         (b"", "the request body is empty; expected a JSON object"),
         (b"  \n", "the request body is empty; expected a JSON object"),
-        (b"{not json", "the request body is not valid JSON"),
-        (b'{"name": "Rex", "categoryId": NaN}', "the request body is not valid JSON"),
-        (b"\xff\xfe\xfa", "the request body is not valid JSON"),
+        (b"{not json", "the request body is not valid UTF-8 JSON"),
+        (b'{"name": "Rex", "categoryId": NaN}', "the request body is not valid UTF-8 JSON"),
+        (b"\xff\xfe\xfa", "the request body is not valid UTF-8 JSON"),
         (
             b'[{"name": "Rex", "categoryId": 1}]',
             "the request body must be a JSON object, got array",
