@@ -155,11 +155,13 @@ def test_pet_id_is_sent_in_the_path(api: Any, routes: respx.MockRouter, pet_id: 
 
 @pytest.mark.parametrize("name", ["\ud800", "Rex\udfff"])
 def test_a_name_with_a_lone_surrogate_is_rejected_before_sending(
-    api: Api, mock_api: respx.MockRouter, name: str
+    api: Any, mock_api: respx.MockRouter, name: str
 ) -> None:
     route = mock_api.post("/pets").respond(201, json={"id": 1, "name": "x", "categoryId": 3})
 
-    with pytest.raises(ValueError, match="^name must be valid Unicode text, got a lone surrogate$"):
+    with pytest.raises(
+        ValueError, match=r"^name must be valid Unicode text, got a lone surrogate$"
+    ):
         api.create_pet(name=name, category_id=3)
 
     assert route.call_count == 0
