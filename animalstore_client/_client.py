@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import time
+import weakref
 from collections.abc import Awaitable, Callable, Coroutine, Mapping
 from functools import cached_property
 from typing import Any, Generic, TypeVar, cast
@@ -42,6 +43,7 @@ class _BaseClient(Generic[HttpT]):
     """What ``Client`` and ``AsyncClient`` share: everything but sending and sleeping."""
 
     _http_class: type[HttpT]
+    _new_pool: Callable[[], HttpT]
 
     def __init__(
         self,
@@ -90,7 +92,7 @@ class _BaseClient(Generic[HttpT]):
             )
         configure_from_env(os.environ)
         self._owns_http = http_client is None
-        self._http: HttpT = self._http_class() if http_client is None else http_client
+        self._http: HttpT = self._new_pool() if http_client is None else http_client
         self._closed = False
         self._raw = False
 
@@ -193,6 +195,27 @@ class AsyncRawResponses:
         self.get_pet = _returning_raw_async(raw.get_pet)  # type: ignore[deprecated]
 
 
+_closing: set[Any] = set()
+
+
+def _close_soon(transport: httpx.AsyncHTTPTransport) -> None:
+    """Close the pool of a dropped AsyncClient, if its event loop still runs.
+
+    Not a ``__del__``: it runs when the pool itself is unreachable, and only schedules the
+    close on a running loop. With no loop running, closing could only fail noisily ("event
+    loop is closed"), so it is left to the process's end.
+    """
+    import asyncio
+
+    try:
+        loop = asyncio.get_running_loop()
+    except RuntimeError:
+        return
+    task = loop.create_task(transport.aclose())
+    _closing.add(task)  # the loop keeps only a weak reference to its tasks
+    task.add_done_callback(_closing.discard)
+
+
 class Client(_BaseClient[httpx.Client]):
     """A synchronous client for the animal store API; safe to share across threads.
 
@@ -204,6 +227,15 @@ class Client(_BaseClient[httpx.Client]):
     """
 
     _http_class = httpx.Client
+
+    @staticmethod
+    def _new_pool() -> httpx.Client:
+        transport = httpx.HTTPTransport()
+        http = httpx.Client(transport=transport)
+        # Closed when nothing uses it any more (this client and its copies all dropped
+        # without close()), so a forgotten client leaves no socket behind.
+        weakref.finalize(http, transport.close)
+        return http
 
     def list_pets(
         self, *, limit: int | None = None, status: PetStatus | str | None = None
@@ -324,6 +356,13 @@ class AsyncClient(_BaseClient[httpx.AsyncClient]):
     """
 
     _http_class = httpx.AsyncClient
+
+    @staticmethod
+    def _new_pool() -> httpx.AsyncClient:
+        transport = httpx.AsyncHTTPTransport()
+        http = httpx.AsyncClient(transport=transport)
+        weakref.finalize(http, _close_soon, transport)
+        return http
 
     async def list_pets(
         self, *, limit: int | None = None, status: PetStatus | str | None = None

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import enum
 import os
+import re
 from collections.abc import Mapping
 from types import MappingProxyType
 
@@ -50,6 +51,11 @@ BASE_URLS: Mapping[Environment, str] = MappingProxyType(
 DEFAULT_TIMEOUT = httpx.Timeout(30.0, connect=5.0)
 DEFAULT_MAX_RETRIES = 2
 _MAX_TIMEOUT = 1e9
+
+#: RFC 9110 "token": what a header name may be made of.
+_HEADER_NAME = re.compile(r"[!#$%&'*+.^_`|~0-9A-Za-z-]+")
+#: What would end a header line early and let the rest be read as another header.
+_FORBIDDEN_IN_HEADER_VALUE = re.compile(r"[\r\n\x00]")
 
 API_KEY_VARIABLE = "ANIMALSTORE_API_KEY"
 BASE_URL_VARIABLE = "ANIMALSTORE_BASE_URL"
@@ -140,6 +146,11 @@ def _headers(default_headers: object) -> Mapping[str, str]:
     for name, value in default_headers.items():
         check_str("default_headers key", name)
         check_str(f"default_headers[{name!r}]", value)
+        if not _HEADER_NAME.fullmatch(name):
+            raise ValueError(f"default_headers key {name!r} is not a valid HTTP header name")
+        # The value is not shown: a header may carry a secret.
+        if _FORBIDDEN_IN_HEADER_VALUE.search(value):
+            raise ValueError(f"default_headers[{name!r}] must not contain CR, LF or NUL")
     return MappingProxyType(dict(default_headers))
 
 

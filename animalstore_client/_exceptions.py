@@ -12,7 +12,7 @@ Every exception raised for an API call is an ``AnimalStoreError``::
             ├── AuthenticationError      401
             ├── NotFoundError            404
             ├── RateLimitError           429
-            └── InternalServerError      >= 500
+            └── InternalServerError      5xx
 
 Arguments that fail the client-side checks raise ``TypeError`` or ``ValueError`` instead, before
 anything is sent.
@@ -62,7 +62,10 @@ class APIError(AnimalStoreError):
 
 
 class APIConnectionError(APIError):
-    """No response was received: the host could not be reached, or the connection broke."""
+    """No usable response: unreachable host, broken connection, or an undecodable body.
+
+    An undecodable body is one whose ``Content-Encoding`` (gzip ...) is corrupt.
+    """
 
 
 class APITimeoutError(APIConnectionError):
@@ -102,9 +105,17 @@ class APIStatusError(APIError):
         self.request_id: str | None = response.headers.get("x-request-id")
 
     def __str__(self) -> str:
-        code = f" {self.code}" if self.code is not None else ""
-        request_id = f" (request id {self.request_id})" if self.request_id else ""
-        return f"{self.status_code}{code}: {self.message}{request_id}"
+        code = f" {_one_line(self.code)}" if self.code is not None else ""
+        request_id = f" (request id {_one_line(self.request_id)})" if self.request_id else ""
+        return f"{self.status_code}{code}: {_one_line(self.message)}{request_id}"
+
+
+def _one_line(text: str) -> str:
+    """Fold what the server sent into one printable line, so it cannot forge log lines."""
+    folded = " ".join(text.split())
+    if folded.isprintable():
+        return folded
+    return "".join(c if c.isprintable() else f"\\x{ord(c):02x}" for c in folded)
 
 
 class BadRequestError(APIStatusError):
@@ -124,7 +135,7 @@ class RateLimitError(APIStatusError):
 
 
 class InternalServerError(APIStatusError):
-    """Any 5xx: the service failed."""
+    """Any 5xx (500 to 599): the service failed."""
 
 
 _STATUS_ERRORS: dict[int, type[APIStatusError]] = {
@@ -145,5 +156,5 @@ def status_error_class(status_code: int) -> type[APIStatusError]:
         The subclass from the table; ``InternalServerError`` for any other 5xx;
         ``APIStatusError`` itself for anything else.
     """
-    default = InternalServerError if status_code >= 500 else APIStatusError
+    default = InternalServerError if 500 <= status_code <= 599 else APIStatusError
     return _STATUS_ERRORS.get(status_code, default)

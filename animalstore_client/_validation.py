@@ -23,7 +23,7 @@ def _shown(value: object) -> str:
 
 
 def check_int(argument: str, value: object, low: int = INT64_MIN, high: int = INT64_MAX) -> int:
-    """Return ``value`` if it is an ``int`` (not a ``bool``) within ``low..high``.
+    """Return ``value`` as a plain ``int`` if it is an ``int`` (not a ``bool``) in ``low..high``.
 
     Raises:
         TypeError: ``value`` is not an ``int``, or is a ``bool``.
@@ -31,13 +31,16 @@ def check_int(argument: str, value: object, low: int = INT64_MIN, high: int = IN
     """
     if not isinstance(value, int) or isinstance(value, bool):
         raise TypeError(f"{argument} must be an int, got {type(value).__name__} {_shown(value)}")
+    # A plain int: a subclass's own __format__, __str__ or __repr__ could put anything in a
+    # URL path or query (`f"pets/{value}"`), so none of them is ever called.
+    value = int.__index__(value)
     if not low <= value <= high:
         raise ValueError(f"{argument} must be between {low} and {high}, got {value}")
     return value
 
 
 def check_str(argument: str, value: object) -> str:
-    """Return ``value`` if it is a ``str`` that can be encoded (no lone surrogates).
+    """Return ``value`` as a plain ``str`` if it is one that can be encoded (no lone surrogates).
 
     Raises:
         TypeError: ``value`` is not a ``str``.
@@ -53,7 +56,7 @@ def check_str(argument: str, value: object) -> str:
             raise ValueError(
                 f"{argument} must be valid Unicode text, got a lone surrogate"
             ) from None
-    return value
+    return str.__str__(value)  # a plain str, whatever a subclass overrides
 
 
 def check_enum(argument: str, value: object, enum_cls: type[E]) -> E:

@@ -116,6 +116,9 @@ def port_number(text: str) -> int:
 class _Server(ThreadingHTTPServer):
     daemon_threads = True
     block_on_close = True
+    # socketserver's listen backlog is 5: a burst of connections (an AsyncClient opens up to
+    # 100 at once) overflows it, and each dropped SYN waits a second or more to be resent.
+    request_queue_size = 1024
 
     def __init__(self, store: FakeAnimalStore, port: int) -> None:
         self.store = store

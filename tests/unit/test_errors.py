@@ -103,7 +103,8 @@ def test_a_body_that_is_not_an_error_still_gives_the_right_class(
     assert caught.value.error is None
     assert caught.value.code is None
     assert caught.value.message == message
-    assert str(caught.value) == f"502: {message}"
+    # `message` keeps what came; `str()` escapes what is not printable (here a NUL).
+    assert str(caught.value) == "502: " + message.replace("\x00", "\\x00")
 
 
 def test_a_long_non_error_body_is_cut_to_one_line(api: Api, mock_api: respx.MockRouter) -> None:

@@ -1,0 +1,201 @@
+"""Fixtures for the reliability tests: fault servers, and clients of both kinds over real sockets.
+
+Every test that takes ``make_client`` runs twice, with a ``Client`` and with an
+``AsyncClient``; coroutines run on one event loop per test, closed (async generators and the
+default executor included) after the clients.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import json
+import socket
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import pytest
+
+from animalstore_client import AsyncClient, Client
+from tests.reliability.faultserver import FaultServer
+
+try:
+    import httpx._transports.default as httpx_transports
+except ImportError:  # a future httpx: the TLS context is then built per client, slower
+    httpx_transports = None  # type: ignore[assignment]
+
+#: Distinctive, so that a search for it in logs and messages cannot miss it.
+API_KEY = "sk-reliab1lity-SECRET-7f3c9b1e5d"
+PET = {"id": 1, "name": "Rex", "categoryId": 3, "status": "available"}
+#: Plain valid arguments for each operation.
+VALID_ARGUMENTS: dict[str, tuple[tuple[Any, ...], dict[str, Any]]] = {
+    "list_pets": ((), {}),
+    "create_pet": ((), {"name": "Rex", "category_id": 3}),
+    "get_pet": ((1,), {}),
+}
+#: A per-attempt timeout that bounds every test should a fault hang a call.
+TEST_TIMEOUT = 5.0
+
+
+def error_body(status: int, code: str = "failed", message: str | None = None) -> dict[str, Any]:
+    return {"code": code, "message": message or f"status {status}", "status": status}
+
+
+def json_bytes(value: object) -> bytes:
+    return json.dumps(value).encode()
+
+
+def exception_chain(exc: BaseException) -> list[BaseException]:
+    """``exc`` and every exception reachable through ``__cause__`` and ``__context__``."""
+    seen: list[BaseException] = []
+    todo = [exc]
+    while todo:
+        current = todo.pop()
+        if any(current is s for s in seen):
+            continue
+        seen.append(current)
+        todo.extend(e for e in (current.__cause__, current.__context__) if e is not None)
+    return seen
+
+
+def free_port() -> int:
+    """A port on 127.0.0.1 that nothing listens on (bound, read, closed)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+    return port
+
+
+class Api:
+    """Calls a ``Client`` or an ``AsyncClient`` the same way, so one test body covers both.
+
+    Attributes:
+        kind: ``"sync"`` or ``"async"``.
+        target: the SDK client (or its ``with_raw_response`` view).
+    """
+
+    def __init__(self, target: Any, loop: asyncio.AbstractEventLoop, kind: str) -> None:
+        self.target = target
+        self.kind = kind
+        self._loop = loop
+
+    def run(self, function: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+        """Call ``function``; if it returns an awaitable, run it to completion on the loop."""
+        result = function(*args, **kwargs)
+        return self._loop.run_until_complete(result) if inspect.isawaitable(result) else result
+
+    def list_pets(self, **kwargs: Any) -> Any:
+        return self.run(self.target.list_pets, **kwargs)
+
+    def create_pet(self, **kwargs: Any) -> Any:
+        return self.run(self.target.create_pet, **kwargs)
+
+    def get_pet(self, *args: Any, **kwargs: Any) -> Any:
+        """``get_pet``, which must warn ``DeprecationWarning`` (warnings are errors here)."""
+        with pytest.deprecated_call():
+            return self.run(self.target.get_pet, *args, **kwargs)
+
+    def call(self, operation: str, *args: Any, **kwargs: Any) -> Any:
+        """Call an operation by name (``"list_pets"``, ``"create_pet"``, ``"get_pet"``)."""
+        method: Callable[..., Any] = getattr(self, operation)
+        return method(*args, **kwargs)
+
+    def invoke(self, operation: str) -> Any:
+        """Call an operation by name with plain valid arguments (``get_pet(1)`` ...)."""
+        args, kwargs = VALID_ARGUMENTS[operation]
+        return self.call(operation, *args, **kwargs)
+
+    @property
+    def raw(self) -> Api:
+        """The same calls through ``with_raw_response``."""
+        return Api(self.target.with_raw_response, self._loop, self.kind)
+
+    def close(self) -> None:
+        self.run(self.target.close if self.kind == "sync" else self.target.aclose)
+
+
+_TLS_CONTEXTS: dict[str, Any] = {}
+
+
+@pytest.fixture(autouse=True)
+def _shared_tls_context(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Build httpx's default TLS context once, not once per client (about 75 ms each).
+
+    Every request here is plain HTTP on 127.0.0.1, so the context is never used; only the
+    time to load the CA bundle is saved. If httpx moves the function, nothing is patched
+    and the tests only run slower.
+    """
+    original = getattr(httpx_transports, "create_ssl_context", None) if httpx_transports else None
+    if original is None:
+        return
+
+    def cached(*args: Any, **kwargs: Any) -> Any:
+        key = repr((args, sorted(kwargs.items())))
+        if key not in _TLS_CONTEXTS:
+            _TLS_CONTEXTS[key] = original(*args, **kwargs)
+        return _TLS_CONTEXTS[key]
+
+    monkeypatch.setattr(httpx_transports, "create_ssl_context", cached)
+
+
+@pytest.fixture
+def server() -> Iterator[FaultServer]:
+    """A started fault server, closed (threads joined, sockets closed) after the test."""
+    with FaultServer() as fault_server:
+        yield fault_server
+
+
+@pytest.fixture
+def make_server() -> Iterator[Callable[..., FaultServer]]:
+    """Start extra fault servers (each on its own port); all closed after the test."""
+    servers: list[FaultServer] = []
+
+    def make(**options: Any) -> FaultServer:
+        fault_server = FaultServer(**options).start()
+        servers.append(fault_server)
+        return fault_server
+
+    yield make
+    for fault_server in servers:
+        fault_server.close()
+
+
+@pytest.fixture
+def aloop() -> Iterator[asyncio.AbstractEventLoop]:
+    """One event loop per test, fully shut down afterwards."""
+    event_loop = asyncio.new_event_loop()
+    yield event_loop
+    event_loop.run_until_complete(event_loop.shutdown_asyncgens())
+    event_loop.run_until_complete(event_loop.shutdown_default_executor())
+    event_loop.close()
+
+
+@pytest.fixture(params=["sync", "async"])
+def kind(request: pytest.FixtureRequest) -> str:
+    """``"sync"`` or ``"async"``: the test runs once with each client class."""
+    param: str = request.param
+    return param
+
+
+@pytest.fixture
+def make_client(kind: str, aloop: asyncio.AbstractEventLoop) -> Iterator[Callable[..., Api]]:
+    """Build an SDK client of the test's kind; every one is closed after the test.
+
+    ``base_url`` is a URL string or a ``FaultServer``; ``api_key`` defaults to ``API_KEY`` and
+    ``timeout`` to ``TEST_TIMEOUT``; other keyword arguments go to the constructor.
+    """
+    made: list[Api] = []
+
+    def make(base_url: str | FaultServer, **options: Any) -> Api:
+        if isinstance(base_url, FaultServer):
+            base_url = base_url.base_url
+        options.setdefault("api_key", API_KEY)
+        options.setdefault("timeout", TEST_TIMEOUT)
+        client_class = Client if kind == "sync" else AsyncClient
+        api = Api(client_class(base_url=base_url, **options), aloop, kind)
+        made.append(api)
+        return api
+
+    yield make
+    for api in made:
+        api.close()  # idempotent: a test may have closed it already

@@ -1,0 +1,257 @@
+"""Faults below HTTP, over real sockets: stalls, refused ports, resets, truncation, hang-ups.
+
+Each must surface as ``APIConnectionError`` (``APITimeoutError`` for a timeout), never as a raw
+httpx, socket or JSON exception; a GET is retried, a POST only when it provably never left.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import select
+import socket
+import time
+from collections.abc import Callable, Iterator
+
+import httpx
+import pytest
+
+from animalstore_client import APIConnectionError, APITimeoutError, Pet, PetStatus
+from animalstore_client.testing import FakeAnimalStore
+from tests.reliability.conftest import API_KEY, PET, Api, exception_chain, free_port
+from tests.reliability.faultserver import (
+    Action,
+    FaultServer,
+    Forward,
+    Hangup,
+    Raw,
+    Reply,
+    Reset,
+    Truncate,
+)
+
+REX = Pet(id=1, name="Rex", category_id=3, status=PetStatus.AVAILABLE)
+BIG_LIST = json.dumps([{**PET, "id": i} for i in range(1, 200)]).encode()
+#: Each ends the connection before a complete response has arrived.
+BROKEN: dict[str, Action] = {
+    "hangup": Hangup(),
+    "reset-mid-body": Reset(body=BIG_LIST, sent=100),
+    "reset-before-body": Reset(body=BIG_LIST, sent=0),
+    "truncated-body": Truncate(body=BIG_LIST, sent=len(BIG_LIST) // 2),
+    "not-http": Raw(b"SSH-2.0-OpenSSH_9.6\r\n"),
+    "bad-status-line": Raw(b"HTTP/1.1 two hundred OK\r\n\r\n"),
+}
+
+
+def assert_clean_connection_error(exc: BaseException, error_class: type[Exception]) -> None:
+    """``exc`` is exactly ``error_class``, and its chain holds no JSON decoding error."""
+    assert type(exc) is error_class
+    assert isinstance(exc.__cause__, httpx.TransportError)
+    assert not any(isinstance(e, json.JSONDecodeError) for e in exception_chain(exc))
+
+
+def test_a_stalled_server_times_out_within_the_timeout(
+    server: FaultServer, make_client: Callable[..., Api]
+) -> None:
+    server.script(Hangup(delay=10))
+    api = make_client(server, timeout=0.5, max_retries=0)
+
+    started = time.monotonic()
+    with pytest.raises(APITimeoutError) as caught:
+        api.list_pets()
+    elapsed = time.monotonic() - started
+
+    assert 0.45 <= elapsed < 1.5
+    assert_clean_connection_error(caught.value, APITimeoutError)
+    assert isinstance(caught.value.__cause__, httpx.ReadTimeout)
+    assert len(server.requests) == 1
+
+
+def test_a_stalled_get_is_retried_then_times_out(
+    server: FaultServer, make_client: Callable[..., Api], sleeps: list[float]
+) -> None:
+    server.script(Hangup(delay=10), Hangup(delay=10))
+    api = make_client(server, timeout=0.4, max_retries=1)
+
+    started = time.monotonic()
+    with pytest.raises(APITimeoutError):
+        api.list_pets()
+
+    assert time.monotonic() - started < 0.4 * 2 + 1.0
+    assert len(server.requests) == 2
+    assert len(sleeps) == 1
+
+
+def test_an_answer_within_the_timeout_is_not_cut_short(
+    server: FaultServer, make_client: Callable[..., Api]
+) -> None:
+    server.script(Reply(200, json=[PET], delay=0.3))
+    api = make_client(server, timeout=1.5, max_retries=0)
+
+    assert api.list_pets() == [REX]
+
+
+@pytest.mark.parametrize("operation", ["list_pets", "create_pet"])
+def test_a_refused_port_raises_apiconnectionerror(
+    make_client: Callable[..., Api], operation: str
+) -> None:
+    api = make_client(f"http://127.0.0.1:{free_port()}/v1", max_retries=0)
+
+    with pytest.raises(APIConnectionError) as caught:
+        api.invoke(operation)
+
+    assert_clean_connection_error(caught.value, APIConnectionError)
+    assert isinstance(caught.value.__cause__, httpx.ConnectError)
+
+
+def test_create_pet_is_retried_when_the_connection_was_never_made(
+    make_client: Callable[..., Api], sleeps: list[float]
+) -> None:
+    api = make_client(f"http://127.0.0.1:{free_port()}/v1", max_retries=2)
+
+    with pytest.raises(APIConnectionError) as caught:
+        api.create_pet(name="Rex", category_id=3)
+
+    assert type(caught.value) is APIConnectionError
+    assert len(sleeps) == 2  # nothing was sent, so retrying cannot duplicate the pet
+
+
+def test_create_pet_refused_then_accepted_creates_the_pet_once(
+    make_client: Callable[..., Api],
+    make_server: Callable[..., FaultServer],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Nothing listens on the port at the first attempt; the server starts during the wait.
+    store = FakeAnimalStore(api_keys=[API_KEY])
+    port = free_port()
+    started: list[FaultServer] = []
+
+    def start_server(delay: float) -> None:
+        if not started:
+            started.append(make_server(port=port, default=Forward(store)))
+
+    async def start_server_async(delay: float) -> None:
+        start_server(delay)
+
+    monkeypatch.setattr(time, "sleep", start_server)
+    monkeypatch.setattr(asyncio, "sleep", start_server_async)
+    api = make_client(f"http://127.0.0.1:{port}/v1", max_retries=2)
+
+    assert api.create_pet(name="Rex", category_id=3) == Pet(1, "Rex", 3)
+
+    (live,) = started
+    assert [(r.method, r.path) for r in live.requests] == [("POST", "/v1/pets")]
+    assert len(store.pets) == 1
+
+
+@contextlib.contextmanager
+def port_that_never_accepts() -> Iterator[int]:
+    """A port whose accept queue is full: the kernel drops new SYNs, so a connect stalls."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as listener:
+        listener.bind(("127.0.0.1", 0))
+        listener.listen(0)
+        port: int = listener.getsockname()[1]
+        fillers = [socket.socket(socket.AF_INET, socket.SOCK_STREAM) for _ in range(3)]
+        try:
+            for filler in fillers:
+                filler.setblocking(False)
+                filler.connect_ex(("127.0.0.1", port))
+            select.select([], fillers[:1], [], 1.0)  # the first one is in the queue
+            yield port
+        finally:
+            for filler in fillers:
+                filler.close()
+
+
+@pytest.mark.parametrize("operation", ["list_pets", "create_pet"])
+def test_a_connect_timeout_is_an_apitimeouterror_retried_even_for_a_post(
+    make_client: Callable[..., Api], sleeps: list[float], operation: str
+) -> None:
+    with port_that_never_accepts() as port:
+        api = make_client(
+            f"http://127.0.0.1:{port}/v1",
+            timeout=httpx.Timeout(5.0, connect=0.2),
+            max_retries=1,
+        )
+        started = time.monotonic()
+        with pytest.raises(APITimeoutError) as caught:
+            api.invoke(operation)
+
+    assert_clean_connection_error(caught.value, APITimeoutError)
+    assert isinstance(caught.value.__cause__, httpx.ConnectTimeout)
+    assert len(sleeps) == 1  # nothing left, so even create_pet may go again
+    assert time.monotonic() - started < 0.2 * 2 + 1.0
+
+
+@pytest.mark.parametrize("fault", list(BROKEN.values()), ids=list(BROKEN))
+def test_a_broken_answer_to_a_get_is_an_apiconnectionerror(
+    server: FaultServer, make_client: Callable[..., Api], fault: Action
+) -> None:
+    server.script(fault, Reply(200, json=[]))
+    api = make_client(server, max_retries=0)
+
+    with pytest.raises(APIConnectionError) as caught:
+        api.list_pets()
+
+    assert_clean_connection_error(caught.value, APIConnectionError)
+    assert len(server.requests) == 1
+
+
+@pytest.mark.parametrize("fault", list(BROKEN.values()), ids=list(BROKEN))
+def test_a_get_is_retried_after_a_broken_answer(
+    server: FaultServer, make_client: Callable[..., Api], sleeps: list[float], fault: Action
+) -> None:
+    server.script(fault, fault, Reply(200, json=[PET]))
+    api = make_client(server, max_retries=2)
+
+    assert api.list_pets() == [REX]
+    assert len(server.requests) == 3
+    assert len(sleeps) == 2
+
+
+def test_a_get_that_always_hangs_up_fails_after_its_retries(
+    server: FaultServer, make_client: Callable[..., Api], sleeps: list[float]
+) -> None:
+    server.default = Hangup()
+    api = make_client(server, max_retries=2)
+
+    with pytest.raises(APIConnectionError) as caught:
+        api.list_pets()
+
+    assert_clean_connection_error(caught.value, APIConnectionError)
+    assert isinstance(caught.value.__cause__, httpx.RemoteProtocolError)
+    assert len(server.requests) == 3
+    assert len(sleeps) == 2
+
+
+@pytest.mark.parametrize("fault", list(BROKEN.values()), ids=list(BROKEN))
+def test_a_post_with_a_broken_answer_is_sent_once(
+    server: FaultServer, make_client: Callable[..., Api], sleeps: list[float], fault: Action
+) -> None:
+    server.script(fault, Reply(201, json=PET))
+    api = make_client(server, max_retries=3)
+
+    with pytest.raises(APIConnectionError) as caught:
+        api.create_pet(name="Rex", category_id=3)
+
+    assert_clean_connection_error(caught.value, APIConnectionError)
+    assert [(r.method, r.path) for r in server.requests] == [("POST", "/v1/pets")]
+    assert sleeps == []
+
+
+def test_a_post_after_the_server_dropped_an_idle_connection_goes_once_on_a_new_one(
+    server: FaultServer, make_client: Callable[..., Api]
+) -> None:
+    store = FakeAnimalStore(api_keys=[API_KEY])
+    # The first answer closes the connection without saying so (no "Connection: close").
+    server.script(Reply(200, json=[], drop_after=True), Forward(store))
+    api = make_client(server, max_retries=0)
+
+    assert api.list_pets() == []
+    time.sleep(0.1)  # the FIN reaches the client's idle pooled connection
+    assert api.create_pet(name="Rex", category_id=3) == Pet(1, "Rex", 3)
+
+    first, second = server.requests
+    assert first.connection != second.connection
+    assert len(store.pets) == 1

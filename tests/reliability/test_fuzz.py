@@ -1,0 +1,281 @@
+"""Property-based fuzzing of response handling: whatever comes back, the SDK returns a valid
+result or raises an ``AnimalStoreError``, and nothing else.
+
+Two paths:
+
+* sans-IO, the whole status range 100..599: ``animalstore_client._call.Call`` is handed
+  ``httpx.Response(status, content=...)`` objects directly, exactly as the clients hand it what
+  they received. 1xx statuses are informational and can never be a final answer over a socket
+  (httpx/h11 would keep waiting for one), so only this path covers them.
+* real sockets, statuses 200..599, fewer examples: the fault server sends the same kinds of
+  bodies to a ``Client`` and an ``AsyncClient``.
+"""
+
+from __future__ import annotations
+
+import json
+import string
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import httpx
+import pytest
+from hypothesis import HealthCheck, event, given, settings
+from hypothesis import strategies as st
+
+from animalstore_client import (
+    AnimalStoreError,
+    APIResponseValidationError,
+    APIStatusError,
+    AuthenticationError,
+    BadRequestError,
+    InternalServerError,
+    NotFoundError,
+    Pet,
+    PetStatus,
+    RateLimitError,
+)
+from animalstore_client import _operations as ops
+from animalstore_client._call import Call
+from animalstore_client._config import resolve_options
+from animalstore_client._retries import MAX_RETRY_AFTER
+from tests.reliability.conftest import API_KEY, Api
+from tests.reliability.faultserver import FaultServer, Reply
+
+INT64 = st.integers(min_value=-(2**63), max_value=2**63 - 1)
+SCALARS = (
+    st.none()
+    | st.booleans()
+    | st.integers()
+    | st.floats(allow_nan=True, allow_infinity=True)
+    | st.text(max_size=20)
+)
+JSON_VALUES = st.recursive(
+    SCALARS,
+    lambda children: (
+        st.lists(children, max_size=4) | st.dictionaries(st.text(max_size=8), children, max_size=4)
+    ),
+    max_leaves=12,
+)
+STATUS_VALUES = st.sampled_from(["available", "pending", "sold", "adopted", ""])
+#: Pet-shaped objects, every field sometimes right, sometimes wrong, sometimes missing.
+PET_LIKE = st.fixed_dictionaries(
+    {},
+    optional={
+        "id": INT64 | SCALARS,
+        "name": st.text(max_size=20) | SCALARS,
+        "categoryId": INT64 | SCALARS,
+        "status": STATUS_VALUES | SCALARS,
+        "extra": JSON_VALUES,
+    },
+)
+VALID_PET = st.fixed_dictionaries(
+    {"id": INT64, "name": st.text(max_size=20), "categoryId": INT64},
+    optional={"status": STATUS_VALUES | st.none(), "extra": JSON_VALUES},
+)
+ERROR_LIKE = st.fixed_dictionaries(
+    {},
+    optional={
+        "code": st.text(max_size=20) | SCALARS,
+        "message": st.text(max_size=40) | SCALARS,
+        "status": st.integers(100, 599) | SCALARS,
+    },
+)
+DOCUMENTS = (
+    JSON_VALUES
+    | VALID_PET
+    | PET_LIKE
+    | st.lists(VALID_PET, max_size=3)
+    | st.lists(VALID_PET | PET_LIKE, max_size=3)
+    | ERROR_LIKE
+)
+#: Every status, 2xx more often (the statuses where a body is parsed as a result).
+STATUSES = st.integers(min_value=200, max_value=299) | st.integers(min_value=100, max_value=599)
+BODIES = st.binary(max_size=300) | DOCUMENTS.map(lambda value: json.dumps(value).encode())
+RETRY_AFTER = st.none() | st.text(alphabet=string.printable.strip() + " ", max_size=30)
+
+OPERATIONS: dict[str, ops.Operation[Any]] = {
+    "list_pets": ops.list_pets(limit=None, status=None),
+    "create_pet": ops.create_pet(name="Rex", category_id=3, status=None),
+    "get_pet": ops.get_pet(1),
+}
+RETRYABLE = {"GET": {408, 429, 500, 502, 503, 504}, "POST": {429, 503}}
+
+
+def expected_error_class(status: int) -> type[AnimalStoreError]:
+    if 200 <= status < 300:
+        return APIResponseValidationError
+    by_status: dict[int, type[APIStatusError]] = {
+        400: BadRequestError,
+        401: AuthenticationError,
+        404: NotFoundError,
+        429: RateLimitError,
+    }
+    return by_status.get(status, InternalServerError if 500 <= status <= 599 else APIStatusError)
+
+
+def is_valid_pet(value: object) -> bool:
+    return (
+        type(value) is Pet
+        and type(value.id) is int
+        and -(2**63) <= value.id < 2**63
+        and type(value.name) is str
+        and type(value.category_id) is int
+        and -(2**63) <= value.category_id < 2**63
+        and (value.status is None or isinstance(value.status, (PetStatus, str)))
+    )
+
+
+def check_outcome(operation: str, status: int, outcome: object) -> None:
+    """The property: a valid result for a 2xx, else exactly the class the status maps to."""
+    event(f"{operation}: {type(outcome).__name__}")
+    if isinstance(outcome, BaseException):
+        assert isinstance(outcome, AnimalStoreError), repr(outcome)
+        assert type(outcome) is expected_error_class(status), (status, repr(outcome))
+        if isinstance(outcome, APIStatusError):
+            assert outcome.status_code == status
+        assert isinstance(str(outcome), str)
+        assert isinstance(repr(outcome), str)
+        return
+    assert 200 <= status < 300, (status, outcome)
+    if operation == "list_pets":
+        assert type(outcome) is list
+        assert all(is_valid_pet(p) for p in outcome)
+    else:
+        assert is_valid_pet(outcome)
+
+
+# -- sans-IO: the whole status range ----------------------------------------------------------
+
+OPTIONS = {
+    retries: resolve_options(
+        API_KEY,
+        environment=None,
+        base_url="http://127.0.0.1:9/v1",
+        timeout=5.0,
+        max_retries=retries,
+        default_headers=None,
+        environ={},
+    )
+    for retries in (0, 2)
+}
+
+
+@pytest.fixture(scope="module")
+def builder() -> Iterator[httpx.Client]:
+    """An httpx client used only for ``build_request``, as the SDK's clients use theirs."""
+    with httpx.Client() as client:
+        yield client
+
+
+def drive(
+    builder: httpx.Client,
+    operation: str,
+    status: int,
+    body: bytes,
+    retry_after: str | None,
+    max_retries: int,
+) -> tuple[object, float | None]:
+    """Feed one response to a fresh ``Call``; return (result or exception, retry delay)."""
+    call: Call[Any] = Call(OPERATIONS[operation], OPTIONS[max_retries], builder.build_request)
+    request = call.begin()
+    headers = {} if retry_after is None else {"Retry-After": retry_after}
+    response = httpx.Response(status, content=body, headers=headers, request=request)
+    try:
+        delay = call.after(response)
+    except Exception as exc:
+        return exc, None
+    return (None, delay) if delay is not None else (call.result, None)
+
+
+@settings(max_examples=300, deadline=None, database=None)
+@given(
+    operation=st.sampled_from(list(OPERATIONS)),
+    status=STATUSES,
+    body=BODIES,
+)
+def test_sans_io_any_status_and_body_gives_a_result_or_an_sdk_error(
+    builder: httpx.Client, operation: str, status: int, body: bytes
+) -> None:
+    outcome, _ = drive(builder, operation, status, body, None, max_retries=0)
+    check_outcome(operation, status, outcome)
+
+
+@settings(max_examples=300, deadline=None, database=None)
+@given(
+    operation=st.sampled_from(list(OPERATIONS)),
+    status=STATUSES,
+    body=BODIES,
+    retry_after=RETRY_AFTER,
+)
+def test_sans_io_with_retries_left_only_retryable_answers_wait_and_within_the_cap(
+    builder: httpx.Client, operation: str, status: int, body: bytes, retry_after: str | None
+) -> None:
+    outcome, delay = drive(builder, operation, status, body, retry_after, max_retries=2)
+    method = OPERATIONS[operation].method
+    if status in RETRYABLE[method]:
+        assert delay is not None
+        assert 0.0 <= delay <= MAX_RETRY_AFTER
+    else:
+        assert delay is None
+        check_outcome(operation, status, outcome)
+
+
+@settings(max_examples=300, deadline=None, database=None)
+@given(body=DOCUMENTS)
+def test_sans_io_a_valid_pet_list_round_trips(builder: httpx.Client, body: Any) -> None:
+    # Whatever a 200 list body is, a result is only ever returned when it is all valid pets,
+    # and then it equals the pets the body describes.
+    outcome, _ = drive(builder, "list_pets", 200, json.dumps(body).encode(), None, max_retries=0)
+    check_outcome("list_pets", 200, outcome)
+    if isinstance(outcome, list):
+        assert [p.to_dict() for p in outcome] == [
+            {
+                key: item[key]
+                for key in ("id", "name", "categoryId", "status")
+                if key in item and not (key == "status" and item[key] is None)
+            }
+            for item in body
+        ]
+
+
+# -- over real sockets: 200..599 --------------------------------------------------------------
+
+
+@settings(
+    max_examples=40,
+    deadline=None,
+    database=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture],
+)
+@given(
+    operation=st.sampled_from(list(OPERATIONS)),
+    status=st.integers(min_value=200, max_value=299) | st.integers(min_value=200, max_value=599),
+    body=BODIES | st.binary(min_size=1000, max_size=20_000),
+    content_type=st.sampled_from(["application/json", "text/html", None]),
+)
+def test_over_sockets_any_status_and_body_gives_a_result_or_an_sdk_error(
+    server: FaultServer,
+    make_client: Callable[..., Api],
+    operation: str,
+    status: int,
+    body: bytes,
+    content_type: str | None,
+) -> None:
+    api = make_client(server, max_retries=0)
+    sent_before = len(server.requests)
+    server.script(Reply(status, body=body, content_type=content_type))
+    try:
+        if operation == "get_pet":
+            outcome: object = api.get_pet(1)
+        elif operation == "create_pet":
+            outcome = api.create_pet(name="Rex", category_id=3)
+        else:
+            outcome = api.list_pets()
+    except Exception as exc:
+        outcome = exc
+    finally:
+        api.close()
+
+    check_outcome(operation, status, outcome)
+    assert len(server.requests) == sent_before + 1

@@ -1,0 +1,201 @@
+"""Resource hygiene: dropped clients, double closes, use after close; checked with warnings as
+errors, ``gc.collect()``, and a ``-X dev -W error::ResourceWarning`` subprocess.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import gc
+import os
+import subprocess
+import sys
+import textwrap
+import warnings
+from collections.abc import Callable
+from pathlib import Path
+
+import httpx
+import pytest
+
+from animalstore_client import AsyncClient, Client
+from tests.reliability.conftest import API_KEY, PET, Api
+from tests.reliability.faultserver import FaultServer, Reply
+
+REPO = Path(__file__).resolve().parents[2]
+CLOSED = r"is closed; create a new one"
+
+
+def use_and_drop(kind: str, base_url: str) -> None:
+    """Build a client, make one call, and drop it without closing it."""
+    if kind == "sync":
+        client = Client(api_key=API_KEY, base_url=base_url)
+        assert client.list_pets() == []
+        del client
+    else:
+
+        async def main() -> None:
+            client = AsyncClient(api_key=API_KEY, base_url=base_url)
+            assert await client.list_pets() == []
+            del client
+            # The program goes on a little: a dropped async resource can only be cleaned up
+            # by its event loop while that loop still runs.
+            await asyncio.sleep(0.05)
+
+        asyncio.run(main())
+    gc.collect()
+
+
+def test_a_client_dropped_without_close_does_not_warn(server: FaultServer, kind: str) -> None:
+    server.default = Reply(200, json=[])
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        use_and_drop(kind, server.base_url)
+        gc.collect()
+
+    assert [str(w.message) for w in caught] == []
+    assert len(server.requests) == 1
+
+
+SUBPROCESS_SCRIPT = textwrap.dedent(
+    """
+    import sys
+    from tests.reliability.test_resources import use_and_drop
+
+    use_and_drop(sys.argv[1], sys.argv[2])
+    print("done")
+    """
+)
+
+
+def test_a_dropped_client_leaves_no_resourcewarning_in_dev_mode(
+    server: FaultServer, kind: str
+) -> None:
+    server.default = Reply(200, json=[])
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ANIMALSTORE_")}
+    env["PYTHONPATH"] = str(REPO)
+    completed = subprocess.run(
+        [
+            sys.executable,
+            "-X",
+            "dev",
+            "-W",
+            "error::ResourceWarning",
+            "-c",
+            SUBPROCESS_SCRIPT,
+            kind,
+            server.base_url,
+        ],
+        cwd=REPO,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+
+    assert completed.returncode == 0, completed.stderr
+    assert completed.stdout == "done\n"
+    assert "ResourceWarning" not in completed.stderr, completed.stderr
+    assert "Exception ignored" not in completed.stderr, completed.stderr
+    assert len(server.requests) == 1
+
+
+def test_closing_twice_is_harmless(server: FaultServer, make_client: Callable[..., Api]) -> None:
+    server.default = Reply(200, json=[])
+    api = make_client(server)
+    assert api.list_pets() == []
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        api.close()
+        api.close()
+        gc.collect()
+
+    assert [str(w.message) for w in caught] == []
+
+
+def test_a_context_manager_closes_and_a_later_close_is_harmless(
+    server: FaultServer, kind: str
+) -> None:
+    server.default = Reply(200, json=[])
+    if kind == "sync":
+        with Client(api_key=API_KEY, base_url=server.base_url) as client:
+            client.list_pets()
+        client.close()
+        with pytest.raises(RuntimeError, match=CLOSED):
+            client.list_pets()
+    else:
+
+        async def main() -> None:
+            async with AsyncClient(api_key=API_KEY, base_url=server.base_url) as client:
+                await client.list_pets()
+            await client.aclose()
+            with pytest.raises(RuntimeError, match=CLOSED):
+                await client.list_pets()
+
+        asyncio.run(main())
+    assert len(server.requests) == 1
+
+
+@pytest.mark.parametrize("operation", ["list_pets", "create_pet", "get_pet"])
+def test_a_closed_client_raises_a_clear_error_and_sends_nothing(
+    server: FaultServer, make_client: Callable[..., Api], operation: str
+) -> None:
+    api = make_client(server)
+    api.close()
+
+    with pytest.raises(RuntimeError, match=CLOSED) as caught:
+        api.invoke(operation)
+
+    assert type(api.target).__name__ in str(caught.value)
+    assert server.requests == []
+
+
+def test_copies_and_raw_views_of_a_closed_client_refuse_too(
+    server: FaultServer, make_client: Callable[..., Api]
+) -> None:
+    api = make_client(server)
+    raw = api.raw
+    copy = Api(api.target.with_options(max_retries=0), api._loop, api.kind)
+    api.close()
+
+    with pytest.raises(RuntimeError, match=CLOSED):
+        copy.list_pets()
+    with pytest.raises(RuntimeError, match=CLOSED):
+        raw.list_pets()
+    with pytest.raises(RuntimeError, match=CLOSED):
+        api.raw.create_pet(name="Rex", category_id=3)
+    assert server.requests == []
+
+
+def test_closing_a_copy_leaves_the_original_working(
+    server: FaultServer, make_client: Callable[..., Api]
+) -> None:
+    server.default = Reply(200, json=[PET])
+    api = make_client(server)
+    copy = Api(api.target.with_options(timeout=2.0), api._loop, api.kind)
+    copy.close()
+
+    assert len(api.list_pets()) == 1
+    with pytest.raises(RuntimeError, match=CLOSED):
+        copy.list_pets()
+    assert len(server.requests) == 1
+
+
+def test_a_user_http_client_is_left_open_and_its_closing_is_noticed(
+    server: FaultServer, make_client: Callable[..., Api], kind: str
+) -> None:
+    server.default = Reply(200, json=[])
+    http: httpx.Client | httpx.AsyncClient = (
+        httpx.Client() if kind == "sync" else httpx.AsyncClient()
+    )
+    api = make_client(server, http_client=http)
+    api.list_pets()
+    api.close()
+    assert http.is_closed is False
+
+    other = make_client(server, http_client=http)
+    api.run(http.close if isinstance(http, httpx.Client) else http.aclose)
+    with pytest.raises(RuntimeError, match=CLOSED):
+        other.list_pets()
+    assert len(server.requests) == 1
