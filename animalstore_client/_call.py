@@ -11,14 +11,14 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable
-from typing import Any, Generic, TypeVar
+from typing import Generic, TypeVar
 
 import httpx
 
 from animalstore_client._config import ClientOptions
 from animalstore_client._logging import logger
 from animalstore_client._operations import Operation
-from animalstore_client._response import APIResponse, connection_error, status_error
+from animalstore_client._response import APIResponse, connection_error, parse_body, status_error
 from animalstore_client._retries import retry_delay
 
 __all__ = ["Call"]
@@ -102,7 +102,17 @@ class Call(Generic[T]):
                 left or allowed.
             APIResponseValidationError: for a 2xx answer whose body does not fit the schema.
         """
-        self._log_attempt(outcome)
+        if logger.isEnabledFor(logging.DEBUG):
+            self._log_attempt(outcome)
+        if isinstance(outcome, httpx.Response) and 200 <= outcome.status_code < 300:
+            # A success is never retried: the common path skips the retry policy.
+            result_type = self._operation.result_type
+            self.result = (
+                APIResponse(outcome, result_type, self.retries)
+                if self._raw
+                else parse_body(outcome, result_type)
+            )
+            return None
         delay = retry_delay(
             outcome,
             idempotent=self._idempotent,
@@ -122,24 +132,17 @@ class Call(Generic[T]):
             return delay
         if isinstance(outcome, httpx.RequestError):
             raise connection_error(outcome, self.request) from outcome
-        if not outcome.is_success:
-            raise status_error(outcome)
-        response: APIResponse[Any] = APIResponse(outcome, self._operation.result_type, self.retries)
-        self.result = response if self._raw else response.parse()  # type: ignore[assignment]
-        return None
+        raise status_error(outcome)
 
     def _log_attempt(self, outcome: httpx.Response | httpx.RequestError) -> None:
-        if logger.isEnabledFor(logging.DEBUG):
-            status = (
-                outcome.status_code
-                if isinstance(outcome, httpx.Response)
-                else (type(outcome).__name__)
-            )
-            logger.debug(
-                "%s %s -> %s in %.1f ms (retry %d)",
-                self.request.method,
-                self.request.url,
-                status,
-                (time.perf_counter() - self._started) * 1000,
-                self.retries,
-            )
+        status = (
+            outcome.status_code if isinstance(outcome, httpx.Response) else type(outcome).__name__
+        )
+        logger.debug(
+            "%s %s -> %s in %.1f ms (retry %d)",
+            self.request.method,
+            self.request.url,
+            status,
+            (time.perf_counter() - self._started) * 1000,
+            self.retries,
+        )

@@ -22,7 +22,7 @@ from cattrs.gen import make_dict_structure_fn, make_dict_unstructure_fn, overrid
 
 from animalstore_client._validation import INT64_MAX, INT64_MIN
 
-__all__ = ["WireFormatError", "structure", "unstructure", "wire_name"]
+__all__ = ["WireFormatError", "enum_value", "structure", "unstructure", "wire_name"]
 
 T = TypeVar("T")
 
@@ -109,7 +109,11 @@ def _optional_enum_hook(type_: Any) -> Any:
     return structure
 
 
-def _enum_value(member: enum.Enum | str | None) -> object:
+def enum_value(member: enum.Enum | str | None) -> object:
+    """Return the wire value of an enum member; a plain string or ``None`` as it is."""
+    if isinstance(member, str):
+        # A str-based member's string content is its value, read without Enum's slow `.value`.
+        return str.__str__(member)
     return member.value if isinstance(member, enum.Enum) else member
 
 
@@ -122,7 +126,7 @@ def _field_overrides(cls: type, *, unstructuring: bool) -> dict[str, Any]:
     return {
         field.name: override(
             rename=wire_name(field.name),
-            unstruct_hook=_enum_value if unstructuring and _enum_in_union(field.type) else None,
+            unstruct_hook=enum_value if unstructuring and _enum_in_union(field.type) else None,
         )
         for field in attrs.fields(attrs.resolve_types(cls))
     }

@@ -11,7 +11,7 @@ from typing import Any, Generic, TypeVar
 
 from attrs import define
 
-from animalstore_client._converter import unstructure
+from animalstore_client._converter import enum_value, unstructure
 from animalstore_client._models import NewPet, Pet, PetStatus
 from animalstore_client._validation import check_enum, check_int, check_str
 
@@ -57,7 +57,7 @@ def list_pets(*, limit: object, status: object) -> Operation[list[Pet]]:
     if limit is not None:
         params["limit"] = check_int("limit", limit, 1, 100)
     if status is not None:
-        params["status"] = check_enum("status", status, PetStatus).value
+        params["status"] = enum_value(check_enum("status", status, PetStatus))  # type: ignore[assignment]
     return Operation("GET", "pets", list[Pet], params=params)
 
 

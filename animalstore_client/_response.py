@@ -17,7 +17,7 @@ from animalstore_client._exceptions import (
 )
 from animalstore_client._models import Error
 
-__all__ = ["APIResponse", "connection_error", "status_error"]
+__all__ = ["APIResponse", "connection_error", "parse_body", "status_error"]
 
 T = TypeVar("T")
 
@@ -90,18 +90,35 @@ class APIResponse(Generic[T]):
                 message names the bad field.
         """
         if self._parsed is _UNPARSED:
-            try:
-                self._parsed = structure(_decoded_json(self.http_response), self._result_type)
-            except WireFormatError as exc:
-                message = f"response body does not fit the schema: {exc}"
-                raise APIResponseValidationError(message, response=self.http_response) from None
-            except ValueError as exc:
-                message = f"response body is not valid JSON: {exc}"
-                raise APIResponseValidationError(message, response=self.http_response) from None
+            self._parsed = parse_body(self.http_response, self._result_type)
         return self._parsed  # type: ignore[return-value]
 
     def __repr__(self) -> str:
         return f"<APIResponse [{self.status_code}] {self.http_response.request.url}>"
+
+
+def parse_body(response: httpx.Response, result_type: Any) -> Any:
+    """Structure a successful response's JSON body into ``result_type``.
+
+    Args:
+        response: the 2xx response, body read.
+        result_type: the operation's result type (``Pet``, ``list[Pet]``).
+
+    Returns:
+        The structured result.
+
+    Raises:
+        APIResponseValidationError: the body is not JSON or does not fit the schema; the
+            message names the bad field.
+    """
+    try:
+        return structure(_decoded_json(response), result_type)
+    except WireFormatError as exc:
+        message = f"response body does not fit the schema: {exc}"
+        raise APIResponseValidationError(message, response=response) from None
+    except ValueError as exc:
+        message = f"response body is not valid JSON: {exc}"
+        raise APIResponseValidationError(message, response=response) from None
 
 
 def status_error(response: httpx.Response) -> APIStatusError:

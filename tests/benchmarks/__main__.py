@@ -1,0 +1,32 @@
+"""Run the benchmarks: ``python -m tests.benchmarks [--quick] [--check]``.
+
+``--quick`` does less work per case (CI); ``--check`` exits 1 when a ratio misses its target
+or case 2 opens more than one connection. Ratios, not absolute times, are what is checked.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import warnings
+
+from tests.benchmarks._harness import HEADER
+from tests.benchmarks.cases import Settings, machine, run_all
+
+
+def main() -> int:
+    """Parse the options, run the cases, print the report; return the exit code."""
+    parser = argparse.ArgumentParser(prog="python -m tests.benchmarks", description=__doc__)
+    parser.add_argument("--quick", action="store_true", help="less work per case (CI)")
+    parser.add_argument("--check", action="store_true", help="exit 1 if a target is missed")
+    options = parser.parse_args()
+    warnings.simplefilter("error")
+    print(f"# {machine()}; {'quick' if options.quick else 'full'} run")
+    print(HEADER)
+    met = run_all(Settings(quick=options.quick), lambda line: print(line, flush=True))
+    print("all targets met" if met else "some targets missed")
+    return 1 if options.check and not met else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

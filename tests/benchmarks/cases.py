@@ -1,0 +1,388 @@
+"""The benchmark cases: the SDK against raw httpx doing the same work by hand.
+
+Two floors for every call: ``raw dicts`` is httpx plus ``json.loads`` (what a user could write
+instead of using an SDK); ``raw typed`` adds a hand-written loop that checks every field's type
+as strictly as the SDK does and builds the very same ``Pet`` objects (the least any typed SDK
+can cost). Both send the same headers as the SDK.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+from collections.abc import Callable
+from typing import Any
+
+import httpx
+
+from animalstore_client import AsyncClient, Client, Pet, PetStatus
+from animalstore_client._converter import structure
+from animalstore_client.testing import FakeAnimalStore
+from tests.benchmarks._harness import Comparison, compare, compare_async
+
+__all__ = ["Settings", "run_all"]
+
+API_KEY = "bench-key"
+BASE_URL = "http://bench.test/v1"
+HEADERS = {
+    "Accept": "application/json",
+    "User-Agent": Client(api_key=API_KEY)._options.headers["user-agent"],
+    "Authorization": f"Bearer {API_KEY}",
+}
+STATUSES = ("available", "pending", "sold")
+WIRE_PETS = [
+    {"id": i, "name": f"pet-{i}", "categoryId": i % 7, "status": STATUSES[i % 3]}
+    for i in range(1, 101)
+]
+PAGE = json.dumps(WIRE_PETS).encode()
+CREATED = json.dumps(WIRE_PETS[0]).encode()
+_KNOWN_STATUSES = {status.value: status for status in PetStatus}
+INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
+
+
+class Settings:
+    """How much work each case does: the full run, or the quick one CI uses."""
+
+    def __init__(self, *, quick: bool) -> None:
+        self.quick = quick
+        self.rounds = 9 if quick else 15
+        self.calls = 100 if quick else 400
+        self.socket_calls = 200 if quick else 2000
+        self.socket_rounds = 7 if quick else 9
+        self.concurrency = 200
+        self.imports = 10 if quick else 30
+
+
+def hand_pet(item: Any) -> Pet:
+    """Build a Pet from a wire dict with the same strictness as the SDK, by hand."""
+    if type(item) is not dict:
+        raise ValueError("expected an object")
+    pet_id, name, category_id = item["id"], item["name"], item["categoryId"]
+    status = item.get("status")
+    if type(pet_id) is not int or not INT64_MIN <= pet_id <= INT64_MAX:
+        raise ValueError("id")
+    if type(name) is not str:
+        raise ValueError("name")
+    if type(category_id) is not int or not INT64_MIN <= category_id <= INT64_MAX:
+        raise ValueError("categoryId")
+    if status is not None:
+        if type(status) is not str:
+            raise ValueError("status")
+        status = _KNOWN_STATUSES.get(status, status)
+    return Pet(id=pet_id, name=name, category_id=category_id, status=status)
+
+
+def hand_pets(items: Any) -> list[Pet]:
+    """Build a page of Pets by hand, as strictly as the SDK."""
+    if type(items) is not list:
+        raise ValueError("expected an array")
+    return [hand_pet(item) for item in items]
+
+
+class FixedTransport(httpx.BaseTransport, httpx.AsyncBaseTransport):
+    """Answers every request with the same status and body, in process: pure CPU cost."""
+
+    def __init__(self, status: int, body: bytes) -> None:
+        self._status, self._body = status, body
+
+    def handle_request(self, request: httpx.Request) -> httpx.Response:
+        return httpx.Response(
+            self._status, headers={"content-type": "application/json"}, content=self._body
+        )
+
+    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+        return self.handle_request(request)
+
+
+def _raw_list(client: httpx.Client, url: str) -> Any:
+    response = client.get(url, params={"limit": 100}, headers=HEADERS)
+    response.raise_for_status()
+    return json.loads(response.content)
+
+
+async def _raw_list_async(client: httpx.AsyncClient, url: str) -> Any:
+    response = await client.get(url, params={"limit": 100}, headers=HEADERS)
+    response.raise_for_status()
+    return json.loads(response.content)
+
+
+def _raw_create(client: httpx.Client) -> Any:
+    body = {"name": "Rex", "categoryId": 3, "status": "available"}
+    headers = {**HEADERS, "Idempotency-Key": str(uuid.uuid4())}
+    response = client.post(f"{BASE_URL}/pets", json=body, headers=headers)
+    response.raise_for_status()
+    return json.loads(response.content)
+
+
+def _check(sdk_result: object, typed_result: object) -> None:
+    # A benchmark of two things that do different work would measure nothing.
+    if sdk_result != typed_result:
+        raise AssertionError(f"SDK and baseline disagree: {sdk_result!r} != {typed_result!r}")
+
+
+def list_in_process(settings: Settings) -> list[Comparison]:
+    """Case 1, sync: ``list_pets(limit=100)`` through an in-process transport."""
+    transport = FixedTransport(200, PAGE)
+    raw = httpx.Client(transport=transport)
+    with Client(
+        api_key=API_KEY, base_url=BASE_URL, http_client=httpx.Client(transport=transport)
+    ) as sdk:
+        url = f"{BASE_URL}/pets"
+        _check(sdk.list_pets(limit=100), hand_pets(_raw_list(raw, url)))
+        return compare(
+            "1. list_pets(limit=100), in process, sync",
+            lambda: sdk.list_pets(limit=100),
+            {
+                "raw dicts": (lambda: _raw_list(raw, url), None),
+                "raw typed": (lambda: hand_pets(_raw_list(raw, url)), 1.05),
+            },
+            rounds=settings.rounds,
+            number=settings.calls,
+        )
+
+
+def list_in_process_async(settings: Settings) -> list[Comparison]:
+    """Case 1, async: ``list_pets(limit=100)`` through an in-process transport."""
+    transport = FixedTransport(200, PAGE)
+    loop = asyncio.new_event_loop()
+    raw = httpx.AsyncClient(transport=transport)
+    sdk = AsyncClient(
+        api_key=API_KEY, base_url=BASE_URL, http_client=httpx.AsyncClient(transport=transport)
+    )
+    url = f"{BASE_URL}/pets"
+
+    async def typed() -> list[Pet]:
+        return hand_pets(await _raw_list_async(raw, url))
+
+    try:
+        _check(loop.run_until_complete(sdk.list_pets(limit=100)), loop.run_until_complete(typed()))
+        return compare_async(
+            "1. list_pets(limit=100), in process, async",
+            lambda: sdk.list_pets(limit=100),
+            {"raw dicts": (lambda: _raw_list_async(raw, url), None), "raw typed": (typed, 1.05)},
+            rounds=settings.rounds,
+            number=settings.calls,
+            loop=loop,
+        )
+    finally:
+        loop.close()
+
+
+class ConnectionCounter:
+    """Counts the TCP connections a client opens, through httpcore's trace extension."""
+
+    def __init__(self) -> None:
+        self.opened = 0
+
+    def _trace(self, event: str, info: dict[str, Any]) -> None:
+        if event == "connection.connect_tcp.complete":
+            self.opened += 1
+
+    def hook(self, request: httpx.Request) -> None:
+        """An httpx request event hook that attaches the trace."""
+        request.extensions["trace"] = self._trace
+
+
+def list_over_socket(settings: Settings) -> tuple[list[Comparison], dict[str, int]]:
+    """Case 2: ``list_pets(limit=100)`` over the real-socket reference store, sequential calls."""
+    store = FakeAnimalStore(api_keys=[API_KEY])
+    for i in range(100):
+        store.add_pet(f"pet-{i}", i % 7, STATUSES[i % 3])
+    sdk_connections, raw_connections = ConnectionCounter(), ConnectionCounter()
+    with store.serve() as url:
+        raw = httpx.Client(event_hooks={"request": [raw_connections.hook]})
+        http = httpx.Client(event_hooks={"request": [sdk_connections.hook]})
+        with Client(api_key=API_KEY, base_url=url, http_client=http) as sdk:
+            pets_url = f"{url}/pets"
+            _check(sdk.list_pets(limit=100), hand_pets(_raw_list(raw, pets_url)))
+            results = compare(
+                f"2. list_pets(limit=100), socket, {settings.socket_calls} sequential",
+                lambda: [sdk.list_pets(limit=100) for _ in range(settings.socket_calls)],
+                {
+                    "raw dicts": (
+                        lambda: [_raw_list(raw, pets_url) for _ in range(settings.socket_calls)],
+                        None,
+                    ),
+                    "raw typed": (
+                        lambda: [
+                            hand_pets(_raw_list(raw, pets_url))
+                            for _ in range(settings.socket_calls)
+                        ],
+                        1.05,
+                    ),
+                },
+                rounds=settings.socket_rounds,
+                number=1,
+            )
+        raw.close()
+        http.close()
+    return results, {"sdk": sdk_connections.opened, "raw": raw_connections.opened}
+
+
+def create_in_process(settings: Settings) -> list[Comparison]:
+    """Case 3: ``create_pet`` round trip through an in-process transport."""
+    transport = FixedTransport(201, CREATED)
+    raw = httpx.Client(transport=transport)
+    with Client(
+        api_key=API_KEY, base_url=BASE_URL, http_client=httpx.Client(transport=transport)
+    ) as sdk:
+
+        def call() -> Pet:
+            return sdk.create_pet(name="Rex", category_id=3, status=PetStatus.AVAILABLE)
+
+        _check(call(), hand_pet(_raw_create(raw)))
+        return compare(
+            "3. create_pet, in process",
+            call,
+            {
+                "raw dicts": (lambda: _raw_create(raw), None),
+                "raw typed": (lambda: hand_pet(_raw_create(raw)), 1.05),
+            },
+            rounds=settings.rounds,
+            number=settings.calls * 4,
+        )
+
+
+def concurrent_over_socket(settings: Settings) -> list[Comparison]:
+    """Case 4: ``AsyncClient``, 200 concurrent ``list_pets(limit=100)`` over the real socket."""
+    store = FakeAnimalStore(api_keys=[API_KEY])
+    for i in range(100):
+        store.add_pet(f"pet-{i}", i % 7, STATUSES[i % 3])
+    loop = asyncio.new_event_loop()
+    with store.serve() as url:
+        raw = httpx.AsyncClient()
+        sdk = AsyncClient(api_key=API_KEY, base_url=url)
+        pets_url = f"{url}/pets"
+
+        async def sdk_batch() -> list[list[Pet]]:
+            calls = [sdk.list_pets(limit=100) for _ in range(settings.concurrency)]
+            return await asyncio.gather(*calls)
+
+        async def raw_batch() -> list[Any]:
+            calls = [_raw_list_async(raw, pets_url) for _ in range(settings.concurrency)]
+            return await asyncio.gather(*calls)
+
+        async def typed_batch() -> list[list[Pet]]:
+            return [hand_pets(page) for page in await raw_batch()]
+
+        try:
+            _check(loop.run_until_complete(sdk_batch()), loop.run_until_complete(typed_batch()))
+            return compare_async(
+                f"4. {settings.concurrency} concurrent list_pets, socket, async",
+                sdk_batch,
+                {"raw dicts": (raw_batch, None), "raw typed": (typed_batch, 1.05)},
+                rounds=settings.socket_rounds,
+                number=1,
+                loop=loop,
+            )
+        finally:
+            loop.run_until_complete(sdk.aclose())
+            loop.run_until_complete(raw.aclose())
+            loop.close()
+
+
+def structuring(settings: Settings) -> list[Comparison]:
+    """Case 5: structuring alone, 100 wire-format pets into ``Pet`` objects."""
+    _check(structure(WIRE_PETS, list[Pet]), hand_pets(WIRE_PETS))
+    return compare(
+        "5. structure 100 pets",
+        lambda: structure(WIRE_PETS, list[Pet]),
+        {"hand-written": (lambda: hand_pets(WIRE_PETS), 1.3)},
+        rounds=settings.rounds,
+        number=settings.calls * 4,
+    )
+
+
+_IMPORT_PROBE = (
+    "import resource, sys; {}; print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)"
+)
+
+
+def _import_once(statement: str) -> tuple[float, int]:
+    # -I: the installed package, with its compiled bytecode, not the source tree; a fresh
+    # process each time, from a folder holding nothing importable.
+    with tempfile.TemporaryDirectory() as folder:
+        started = time.perf_counter()
+        result = subprocess.run(
+            [sys.executable, "-I", "-c", _IMPORT_PROBE.format(statement)],
+            capture_output=True,
+            text=True,
+            check=True,
+            cwd=folder,
+        )
+        elapsed = time.perf_counter() - started
+    return elapsed, int(result.stdout)
+
+
+def import_cost(settings: Settings) -> tuple[list[Comparison], dict[str, int]]:
+    """Case 6: ``import animalstore_client`` against ``import httpx, attrs, cattrs``."""
+    sdk, base = "import animalstore_client", "import httpx, attrs, cattrs"
+    pairs: list[tuple[float, float]] = []
+    memory: dict[str, list[int]] = {sdk: [], base: []}
+    for round_number in range(settings.imports):
+        timings = {}
+        for statement in (sdk, base) if round_number % 2 == 0 else (base, sdk):
+            timings[statement], peak = _import_once(statement)
+            memory[statement].append(peak)
+        pairs.append((timings[sdk], timings[base]))
+    results = [
+        Comparison(
+            case="6. import animalstore_client (process)",
+            baseline="httpx,attrs,cattrs",
+            sdk_seconds=statistics.median(s for s, _ in pairs),
+            baseline_seconds=statistics.median(b for _, b in pairs),
+            ratios=tuple(s / b for s, b in pairs),
+            target=1.10,
+        )
+    ]
+    peaks = {name: int(statistics.median(values)) for name, values in memory.items()}
+    return results, {"sdk_kib": peaks[sdk], "baseline_kib": peaks[base]}
+
+
+def run_all(settings: Settings, report: Callable[[str], None]) -> bool:
+    """Run every case, report each line as it comes, and say whether every target was met."""
+    comparisons: list[Comparison] = []
+    facts: list[str] = []
+
+    def add(results: list[Comparison]) -> None:
+        for result in results:
+            report(result.row())
+        comparisons.extend(results)
+
+    for case in (list_in_process, list_in_process_async, create_in_process, structuring):
+        add(case(settings))
+    socket_results, connections = list_over_socket(settings)
+    add(socket_results)
+    add(concurrent_over_socket(settings))
+    import_results, memory = import_cost(settings)
+    add(import_results)
+
+    facts.append(
+        f"case 2 TCP connections opened: SDK {connections['sdk']}, raw {connections['raw']}"
+        " (target: exactly 1 each)"
+    )
+    facts.append(
+        f"case 6 peak memory (max RSS): SDK {memory['sdk_kib'] / 1024:.1f} MiB, "
+        f"httpx+attrs+cattrs {memory['baseline_kib'] / 1024:.1f} MiB"
+    )
+    for fact in facts:
+        report(fact)
+    one_connection = connections == {"sdk": 1, "raw": 1}
+    return one_connection and all(result.passed for result in comparisons)
+
+
+def machine() -> str:
+    """Describe the machine the figures come from."""
+    import platform
+
+    return (
+        f"{platform.python_implementation()} {platform.python_version()}, "
+        f"{platform.machine()}, {os.cpu_count()} cores, httpx {httpx.__version__}"
+    )
