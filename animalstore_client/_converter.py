@@ -186,6 +186,8 @@ def _make_converter(*, detailed: bool) -> Converter:
 # every bad field. cattrs builds each mode's functions once, on first use of a type.
 _fast = _make_converter(detailed=False)
 _detailed = _make_converter(detailed=True)
+# The fast mode's hook for each type, looked up once instead of dispatched on every call.
+_fast_hooks: dict[Any, Callable[[Any, Any], Any]] = {}
 
 
 def _problems(exc: BaseException, path: str) -> list[str]:
@@ -220,8 +222,11 @@ def structure(data: object, type_: type[T] | Any) -> T:
     Raises:
         WireFormatError: ``data`` does not fit ``type_``; the message names every bad field.
     """
+    hook = _fast_hooks.get(type_)
+    if hook is None:
+        hook = _fast_hooks[type_] = _fast.get_structure_hook(type_)
     try:
-        return _fast.structure(data, type_)  # type: ignore[no-any-return]
+        return hook(data, type_)  # type: ignore[no-any-return]
     except Exception:
         try:
             return _detailed.structure(data, type_)  # type: ignore[no-any-return]

@@ -18,6 +18,8 @@ from animalstore_client._validation import check_enum, check_int, check_str
 __all__ = ["Operation", "create_pet", "get_pet", "list_pets"]
 
 T = TypeVar("T")
+#: Built once: a fresh `list[Pet]` per call would also be hashed afresh by every lookup.
+_PETS = list[Pet]
 
 
 # Not frozen, though never mutated: one is built per call, and a frozen attrs __init__ costs
@@ -58,7 +60,7 @@ def list_pets(*, limit: object, status: object) -> Operation[list[Pet]]:
         params["limit"] = check_int("limit", limit, 1, 100)
     if status is not None:
         params["status"] = enum_value(check_enum("status", status, PetStatus))  # type: ignore[assignment]
-    return Operation("GET", "pets", list[Pet], params=params)
+    return Operation("GET", "pets", _PETS, params=params)
 
 
 def create_pet(*, name: object, category_id: object, status: object) -> Operation[Pet]:

@@ -1,7 +1,8 @@
 """Run the benchmarks: ``python -m tests.benchmarks [--quick] [--check]``.
 
 ``--quick`` does less work per case (CI); ``--check`` exits 1 when a ratio misses its target
-or case 2 opens more than one connection. Ratios, not absolute times, are what is checked.
+by more than the spread between rounds (its first quartile is above the target), or when case 2
+opens more than one connection. Ratios, not absolute times, are what is checked.
 """
 
 from __future__ import annotations
