@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import asyncio
 import inspect
+import os
+import selectors
 import time
 from collections.abc import Callable, Iterator
-from typing import Any
+from typing import IO, Any
 
 import pytest
 import respx
@@ -63,26 +65,23 @@ class Api:
         self.target = target
         self._loop = loop
 
+    def run(self, function: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+        """Call ``function``; if it returns an awaitable, run it to completion on the loop."""
+        result = function(*args, **kwargs)
+        return self._loop.run_until_complete(result) if inspect.isawaitable(result) else result
+
     def __getattr__(self, name: str) -> Any:
         attribute = getattr(self.target, name)
         if not callable(attribute):
             return attribute
-
-        def call(*args: Any, **kwargs: Any) -> Any:
-            result = attribute(*args, **kwargs)
-            return self._loop.run_until_complete(result) if inspect.isawaitable(result) else result
-
-        return call
+        return lambda *args, **kwargs: self.run(attribute, *args, **kwargs)
 
     @property
     def with_raw_response(self) -> Api:
         return Api(self.target.with_raw_response, self._loop)
 
     def close(self) -> None:
-        closer = getattr(self.target, "close", None) or self.target.aclose
-        result = closer()
-        if inspect.isawaitable(result):
-            self._loop.run_until_complete(result)
+        self.run(getattr(self.target, "close", None) or self.target.aclose)
 
 
 @pytest.fixture(params=["sync", "async"])
@@ -113,3 +112,19 @@ def make_api(
 def api(make_api: Callable[..., Api]) -> Api:
     """A client of each kind with the test defaults and no retry delays recorded elsewhere."""
     return make_api()
+
+
+def read_lines(stream: IO[bytes], count: int, timeout: float) -> list[str]:
+    """Read ``count`` lines from a child's pipe, failing after ``timeout`` seconds, not hanging."""
+    received = b""
+    deadline = time.monotonic() + timeout
+    with selectors.DefaultSelector() as selector:
+        selector.register(stream, selectors.EVENT_READ)
+        while received.count(b"\n") < count:
+            if not selector.select(deadline - time.monotonic()):
+                raise TimeoutError(f"the process printed only {received!r}")
+            chunk = os.read(stream.fileno(), 4096)
+            if not chunk:
+                raise EOFError(f"the process exited after printing {received!r}")
+            received += chunk
+    return received.decode().splitlines()[:count]

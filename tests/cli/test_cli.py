@@ -10,22 +10,21 @@ from __future__ import annotations
 import json
 import os
 import re
-import selectors
 import shlex
 import signal
 import socket
 import subprocess
 import sys
-import time
 from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import IO, Any
+from typing import Any
 
 import attrs
 import pytest
 
 from animalstore_client import __version__
 from animalstore_client.testing import FakeAnimalStore
+from tests.conftest import read_lines
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
@@ -619,22 +618,6 @@ def test_each_command_has_help() -> None:
 
 
 # -- mock-server ----------------------------------------------------------------------------
-
-
-def read_lines(stream: IO[bytes], count: int, timeout: float) -> list[str]:
-    """Read ``count`` lines from a pipe, failing after ``timeout`` seconds instead of hanging."""
-    received = b""
-    deadline = time.monotonic() + timeout
-    with selectors.DefaultSelector() as selector:
-        selector.register(stream, selectors.EVENT_READ)
-        while received.count(b"\n") < count:
-            if not selector.select(deadline - time.monotonic()):
-                raise TimeoutError(f"mock-server printed only {received!r}")
-            chunk = os.read(stream.fileno(), 4096)
-            if not chunk:
-                raise EOFError(f"mock-server exited after printing {received!r}")
-            received += chunk
-    return received.decode().splitlines()[:count]
 
 
 @POSIX_ONLY

@@ -8,7 +8,6 @@ default executor included) after the clients.
 from __future__ import annotations
 
 import asyncio
-import inspect
 import json
 import socket
 from collections.abc import Callable, Iterator
@@ -17,6 +16,7 @@ from typing import Any
 import pytest
 
 from animalstore_client import AsyncClient, Client
+from tests.conftest import Api as SharedApi
 from tests.reliability.faultserver import FaultServer
 
 try:
@@ -66,8 +66,9 @@ def free_port() -> int:
     return port
 
 
-class Api:
-    """Calls a ``Client`` or an ``AsyncClient`` the same way, so one test body covers both.
+class Api(SharedApi):
+    """The suite's facade over either client: the shared one, plus the client's kind,
+    operations called by name, and ``get_pet`` checked to warn.
 
     Attributes:
         kind: ``"sync"`` or ``"async"``.
@@ -75,20 +76,8 @@ class Api:
     """
 
     def __init__(self, target: Any, loop: asyncio.AbstractEventLoop, kind: str) -> None:
-        self.target = target
+        super().__init__(target, loop)
         self.kind = kind
-        self._loop = loop
-
-    def run(self, function: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
-        """Call ``function``; if it returns an awaitable, run it to completion on the loop."""
-        result = function(*args, **kwargs)
-        return self._loop.run_until_complete(result) if inspect.isawaitable(result) else result
-
-    def list_pets(self, **kwargs: Any) -> Any:
-        return self.run(self.target.list_pets, **kwargs)
-
-    def create_pet(self, **kwargs: Any) -> Any:
-        return self.run(self.target.create_pet, **kwargs)
 
     def get_pet(self, *args: Any, **kwargs: Any) -> Any:
         """``get_pet``, which must warn ``DeprecationWarning`` (warnings are errors here)."""
@@ -109,9 +98,6 @@ class Api:
     def raw(self) -> Api:
         """The same calls through ``with_raw_response``."""
         return Api(self.target.with_raw_response, self._loop, self.kind)
-
-    def close(self) -> None:
-        self.run(self.target.close if self.kind == "sync" else self.target.aclose)
 
 
 _TLS_CONTEXTS: dict[str, Any] = {}

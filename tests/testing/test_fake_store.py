@@ -5,17 +5,15 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-import selectors
 import signal
 import socket
 import subprocess
 import sys
 import threading
-import time
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import IO, Any
+from typing import Any
 
 import attrs
 import httpx
@@ -23,6 +21,7 @@ import pytest
 
 from animalstore_client._models import Pet, PetStatus
 from animalstore_client.testing import FakeAnimalStore, RecordedRequest
+from tests.conftest import read_lines
 
 KEY = "test-key"
 AUTH = {"Authorization": f"Bearer {KEY}"}
@@ -716,22 +715,6 @@ def test_serve_on_a_busy_port_raises_oserror(store: FakeAnimalStore) -> None:
 
 
 # -- python -m animalstore_client.testing -------------------------------------------------
-
-
-def read_lines(stream: IO[bytes], count: int, timeout: float) -> list[str]:
-    """Read ``count`` lines from a pipe, failing after ``timeout`` seconds instead of hanging."""
-    received = b""
-    deadline = time.monotonic() + timeout
-    with selectors.DefaultSelector() as selector:
-        selector.register(stream, selectors.EVENT_READ)
-        while received.count(b"\n") < count:
-            if not selector.select(deadline - time.monotonic()):
-                raise TimeoutError(f"fake store process printed only {received!r}")
-            chunk = os.read(stream.fileno(), 4096)
-            if not chunk:
-                raise EOFError(f"fake store process exited after printing {received!r}")
-            received += chunk
-    return received.decode().splitlines()[:count]
 
 
 @pytest.mark.skipif(sys.platform == "win32", reason="SIGINT to a child needs POSIX")
