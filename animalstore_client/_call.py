@@ -66,7 +66,9 @@ class Call(Generic[T]):
         headers = options.headers
         if not self._idempotent:
             # The same key on every attempt, so a service that deduplicates can.
-            headers = {**headers, "Idempotency-Key": _idempotency_key()}
+            # Lower case, as every name in `headers` is: a user's own Idempotency-Key in any
+            # spelling is replaced, never sent beside this one.
+            headers = {**headers, "idempotency-key": _idempotency_key()}
         self.request: httpx.Request = build_request(
             operation.method,
             options.base_url + operation.path,

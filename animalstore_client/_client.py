@@ -1,7 +1,8 @@
 """``Client`` and ``AsyncClient``, which differ only in how they send and sleep.
 
-Configuration, ``with_options`` and the raw-response views are shared in a base class; each
-subclass only sends requests and sleeps between attempts, the one way its I/O model allows.
+Configuration and ``with_options`` are shared in a base class; each subclass only sends
+requests and sleeps between attempts, the one way its I/O model allows, and has its own small
+raw-response view.
 
 Each method is one line: check the arguments and build the request recipe (``_operations``),
 then drive a ``Call`` (``_call``), which owns retries, parsing and errors.
@@ -94,7 +95,9 @@ class _BaseClient(Generic[HttpT]):
         self._owns_http = http_client is None
         self._http: HttpT = self._new_pool() if http_client is None else http_client
         self._closed = False
-        self._raw = False
+        # Set on the hidden copy behind `with_raw_response`: the client it answers for, whose
+        # closing it follows, even when neither owns the pool.
+        self._raw_of: _BaseClient[HttpT] | None = None
 
     @property
     def base_url(self) -> str:
@@ -141,13 +144,15 @@ class _BaseClient(Generic[HttpT]):
 
     def _raw_copy(self) -> Self:
         copy = self.with_options()
-        copy._raw = True
+        copy._raw_of = self
         return copy
 
     def _start(self, operation: ops.Operation[T]) -> Call[T]:
-        if self._closed or self._http.is_closed:
-            raise RuntimeError(f"this {type(self).__name__} is closed; create a new one")
-        return Call(operation, self._options, self._http.build_request, raw=self._raw)
+        client = self._raw_of or self
+        if client._closed or self._http.is_closed:
+            raise RuntimeError(f"this {type(client).__name__} is closed; create a new one")
+        raw = self._raw_of is not None
+        return Call(operation, self._options, self._http.build_request, raw=raw)
 
     def __repr__(self) -> str:
         return (
@@ -446,7 +451,12 @@ class AsyncClient(_BaseClient[httpx.AsyncClient]):
             APIConnectionError: no answer (``APITimeoutError`` on timeout), after retries.
             APIResponseValidationError: the answer does not fit the schema.
         """
-        return self._request(ops.get_pet(pet_id))
+
+        async def fetch() -> Pet:
+            # Checked when awaited, like the arguments of the other coroutine methods.
+            return await self._request(ops.get_pet(pet_id))
+
+        return fetch()
 
     @cached_property
     def with_raw_response(self) -> AsyncRawResponses:
@@ -466,8 +476,6 @@ class AsyncClient(_BaseClient[httpx.AsyncClient]):
         await self.aclose()
 
     async def _request(self, operation: ops.Operation[T]) -> T:
-        import asyncio  # already loaded by any running event loop; not at package import
-
         call = self._start(operation)
         while True:
             try:
@@ -477,4 +485,6 @@ class AsyncClient(_BaseClient[httpx.AsyncClient]):
             delay = call.after(outcome)
             if delay is None:
                 return call.result
+            import asyncio  # loaded by any running event loop; kept out of package import
+
             await asyncio.sleep(delay)

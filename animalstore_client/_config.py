@@ -82,15 +82,16 @@ class ClientOptions:
 
 
 def _api_key(api_key: object, environ: Mapping[str, str]) -> str:
+    source = "api_key"
     if api_key is None:
-        api_key = environ.get(API_KEY_VARIABLE) or None
+        api_key, source = environ.get(API_KEY_VARIABLE) or None, API_KEY_VARIABLE
     if api_key is None:
         raise ValueError(f"no API key: pass api_key= or set the {API_KEY_VARIABLE} variable")
     # No message here echoes the key: it would end up in logs and tracebacks.
     if not isinstance(api_key, str):
-        raise TypeError(f"api_key must be a str, got {type(api_key).__name__}")
+        raise TypeError(f"{source} must be a str, got {type(api_key).__name__}")
     if not api_key or not api_key.isascii() or not api_key.isprintable() or " " in api_key:
-        raise ValueError("api_key must be non-empty printable ASCII without whitespace")
+        raise ValueError(f"{source} must be non-empty printable ASCII without whitespace")
     return api_key
 
 
@@ -124,18 +125,20 @@ def _normalized_url(url: str, source: str) -> str:
 
 
 def _timeout(timeout: object) -> httpx.Timeout:
-    if isinstance(timeout, httpx.Timeout):
-        return timeout
-    if isinstance(timeout, bool) or not isinstance(timeout, (int, float)):
+    if isinstance(timeout, bool) or not isinstance(timeout, (int, float, httpx.Timeout)):
         raise TypeError(
             f"timeout must be a number of seconds or an httpx.Timeout, got {type(timeout).__name__}"
         )
-    # Sockets overflow a little above 9.2e9 seconds; infinity or NaN would fail only when sent.
-    if not 0 < timeout <= _MAX_TIMEOUT:
-        raise ValueError(
-            f"timeout must be positive and at most {_MAX_TIMEOUT:g} seconds, got {timeout}"
-        )
-    return httpx.Timeout(float(timeout))
+    resolved = timeout if isinstance(timeout, httpx.Timeout) else httpx.Timeout(float(timeout))
+    # Every phase, however given: sockets overflow a little above 9.2e9 seconds, and infinity,
+    # NaN or a negative value would fail only when sent. None (no limit) is httpx's own choice.
+    for phase, seconds in resolved.as_dict().items():
+        if seconds is not None and not 0 < seconds <= _MAX_TIMEOUT:
+            where = f"timeout ({phase})" if isinstance(timeout, httpx.Timeout) else "timeout"
+            raise ValueError(
+                f"{where} must be positive and at most {_MAX_TIMEOUT:g} seconds, got {seconds}"
+            )
+    return resolved
 
 
 def _headers(default_headers: object) -> Mapping[str, str]:
@@ -149,8 +152,8 @@ def _headers(default_headers: object) -> Mapping[str, str]:
         if not _HEADER_NAME.fullmatch(name):
             raise ValueError(f"default_headers key {name!r} is not a valid HTTP header name")
         # The value is not shown: a header may carry a secret.
-        if _FORBIDDEN_IN_HEADER_VALUE.search(value):
-            raise ValueError(f"default_headers[{name!r}] must not contain CR, LF or NUL")
+        if _FORBIDDEN_IN_HEADER_VALUE.search(value) or not value.isascii():
+            raise ValueError(f"default_headers[{name!r}] must be ASCII without CR, LF or NUL")
     return MappingProxyType(dict(default_headers))
 
 

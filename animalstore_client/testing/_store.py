@@ -14,13 +14,14 @@ from typing import TYPE_CHECKING, Any, NoReturn
 from urllib.parse import parse_qs
 
 import attrs
+import httpx
 
+from animalstore_client._client import AsyncClient, Client
 from animalstore_client._models import Pet, PetStatus
 
 if TYPE_CHECKING:
     from contextlib import AbstractContextManager
 
-    from animalstore_client import AsyncClient, Client
     from animalstore_client.testing._transport import FakeTransport
 
 __all__ = ["IN_PROCESS_BASE_URL", "FakeAnimalStore", "RawResponse", "RecordedRequest"]
@@ -198,7 +199,7 @@ class FakeAnimalStore:
         Returns:
             The transport, bound to this store.
         """
-        # Imported here so that using only the sans-IO core does not import httpx.
+        # Imported here: the transport module is needed only by those who plug the store in.
         from animalstore_client.testing._transport import FakeTransport
 
         return FakeTransport(self)
@@ -216,10 +217,6 @@ class FakeAnimalStore:
         Raises:
             ValueError: the store accepts no key and no ``api_key`` was given.
         """
-        import httpx
-
-        from animalstore_client import Client
-
         return Client(
             **self._client_options(options), http_client=httpx.Client(transport=self.transport())
         )
@@ -236,16 +233,15 @@ class FakeAnimalStore:
         Raises:
             ValueError: the store accepts no key and no ``api_key`` was given.
         """
-        import httpx
-
-        from animalstore_client import AsyncClient
-
         return AsyncClient(
             **self._client_options(options),
             http_client=httpx.AsyncClient(transport=self.transport()),
         )
 
     def _client_options(self, options: dict[str, Any]) -> dict[str, Any]:
+        # Checked here: a key of None would make the client read ANIMALSTORE_API_KEY instead.
+        if self._first_key is None and options.get("api_key") is None:
+            raise ValueError("no API key: this store accepts none, so pass api_key=")
         return {"api_key": self._first_key, "base_url": IN_PROCESS_BASE_URL, **options}
 
     def serve(self, port: int = 0) -> AbstractContextManager[str]:

@@ -788,3 +788,13 @@ def test_store_async_client_talks_to_the_store_in_process() -> None:
 def test_store_client_needs_a_key() -> None:
     with pytest.raises(ValueError, match="no API key"):
         FakeAnimalStore(api_keys=[]).client()
+
+
+def test_store_client_without_a_key_ignores_the_environment(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("ANIMALSTORE_API_KEY", "developer-key")
+    with pytest.raises(ValueError, match="this store accepts none"):
+        FakeAnimalStore(api_keys=[]).client()
+    with pytest.raises(ValueError, match="this store accepts none"):
+        FakeAnimalStore(api_keys=[]).async_client()

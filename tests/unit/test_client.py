@@ -268,3 +268,40 @@ def test_importing_the_package_imports_no_more_than_a_call_needs() -> None:
     )
     # email.utils comes with httpx (through urllib.request); argparse is not loaded by httpx.
     assert result.stdout.strip() == "['email.utils']"
+
+
+def test_a_closed_clients_raw_view_refuses_calls_even_with_a_pool_passed_in(
+    mock_api: respx.MockRouter, loop: asyncio.AbstractEventLoop
+) -> None:
+    route = mock_api.get("/pets").respond(200, json=[])
+    http, async_http = httpx.Client(), httpx.AsyncClient()
+    client = Client(api_key=API_KEY, base_url=BASE_URL, http_client=http)
+    async_client = AsyncClient(api_key=API_KEY, base_url=BASE_URL, http_client=async_http)
+    views = (client.with_raw_response, async_client.with_raw_response)
+
+    client.close()
+    loop.run_until_complete(async_client.aclose())
+
+    with pytest.raises(RuntimeError, match="this Client is closed"):
+        views[0].list_pets()
+    with pytest.raises(RuntimeError, match="this AsyncClient is closed"):
+        loop.run_until_complete(views[1].list_pets())
+    assert route.call_count == 0
+    assert not http.is_closed
+    http.close()
+    loop.run_until_complete(async_http.aclose())
+
+
+def test_async_get_pet_checks_its_argument_when_awaited_like_the_others(
+    loop: asyncio.AbstractEventLoop, mock_api: respx.MockRouter
+) -> None:
+    client = AsyncClient(api_key=API_KEY, base_url=BASE_URL)
+    with pytest.warns(DeprecationWarning, match="5 December 2030"):
+        pending = client.get_pet("7")  # type: ignore[arg-type]
+    pending_list = client.list_pets(limit="7")  # type: ignore[arg-type]
+
+    for awaitable in (pending, pending_list):
+        with pytest.raises(TypeError):
+            loop.run_until_complete(awaitable)
+    assert len(mock_api.calls) == 0
+    loop.run_until_complete(client.aclose())

@@ -113,7 +113,7 @@ def test_malformed_api_key_variable_is_rejected_without_echoing_it(
     key: str,
 ) -> None:
     monkeypatch.setenv("ANIMALSTORE_API_KEY", key)
-    with pytest.raises(ValueError, match=r"\bapi_key\b") as excinfo:
+    with pytest.raises(ValueError, match=r"^ANIMALSTORE_API_KEY must be") as excinfo:
         make_api(api_key=None)
     assert excinfo.type is ValueError
     assert "sk-secret" not in str(excinfo.value)
@@ -489,3 +489,40 @@ def test_unknown_log_value_installs_nothing(
     assert sdk_logger.handlers == []
     assert sdk_logger.level == level
     assert sdk_logging._handler is None
+
+
+@pytest.mark.parametrize(
+    ("timeout", "phase"),
+    [
+        (httpx.Timeout(-1.0), "connect"),
+        (httpx.Timeout(5.0, read=float("nan")), "read"),
+        (httpx.Timeout(5.0, write=float("inf")), "write"),
+        (httpx.Timeout(5.0, pool=1e10), "pool"),
+    ],
+)
+def test_an_httpx_timeout_is_checked_phase_by_phase(
+    make_api: MakeApi, timeout: httpx.Timeout, phase: str
+) -> None:
+    with pytest.raises(ValueError, match=rf"^timeout \({phase}\) must be positive"):
+        make_api(timeout=timeout)
+
+
+def test_an_httpx_timeout_without_a_limit_is_accepted(make_api: MakeApi) -> None:
+    assert make_api(timeout=httpx.Timeout(None)).timeout == httpx.Timeout(None)
+
+
+@pytest.mark.parametrize("value", ["caf\u00e9", "\u2603"])
+def test_a_non_ascii_default_header_value_is_refused_naming_the_header(
+    make_api: MakeApi, value: str
+) -> None:
+    with pytest.raises(ValueError, match=r"^default_headers\['X-Name'\] must be ASCII") as caught:
+        make_api(default_headers={"X-Name": value})
+    assert value not in str(caught.value)
+
+
+def test_a_malformed_key_from_the_environment_is_reported_as_such(
+    make_api: MakeApi, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("ANIMALSTORE_API_KEY", "two words")
+    with pytest.raises(ValueError, match=r"^ANIMALSTORE_API_KEY must be non-empty printable ASCII"):
+        make_api(api_key=None)

@@ -149,3 +149,16 @@ def test_the_users_http_client_defaults_apply(
     assert request.url.params["limit"] == "2"
     assert not http.is_closed
     http.close()
+
+
+@pytest.mark.parametrize("name", ["Idempotency-Key", "idempotency-key", "IDEMPOTENCY-KEY"])
+def test_a_default_idempotency_key_header_never_rides_beside_the_sdks(
+    make_api: Callable[..., Api], mock_api: respx.MockRouter, name: str
+) -> None:
+    route = mock_api.post("/pets").respond(201, json=PET)
+    api = make_api(default_headers={name: "fixed"})
+
+    api.create_pet(name="Rex", category_id=3)
+
+    (key,) = route.calls.last.request.headers.get_list("idempotency-key")
+    assert uuid.UUID(key).version == 4
