@@ -186,8 +186,9 @@ def _make_converter(*, detailed: bool) -> Converter:
 # every bad field. cattrs builds each mode's functions once, on first use of a type.
 _fast = _make_converter(detailed=False)
 _detailed = _make_converter(detailed=True)
-# The fast mode's hook for each type, looked up once instead of dispatched on every call.
+# The fast mode's hooks for each type, looked up once instead of dispatched on every call.
 _fast_hooks: dict[Any, Callable[[Any, Any], Any]] = {}
+_fast_unstructure_hooks: dict[type, Callable[[Any], Any]] = {}
 
 
 def _problems(exc: BaseException, path: str) -> list[str]:
@@ -236,4 +237,8 @@ def structure(data: object, type_: type[T] | Any) -> T:
 
 def unstructure(obj: object) -> Any:
     """Return the wire-format (JSON-ready) form of a model instance or a list of them."""
-    return _fast.unstructure(obj)
+    cls = type(obj)
+    hook = _fast_unstructure_hooks.get(cls)
+    if hook is None:
+        hook = _fast_unstructure_hooks[cls] = _fast.get_unstructure_hook(cls)
+    return hook(obj)

@@ -2,7 +2,8 @@
 
 ``--quick`` does less work per case (CI); ``--check`` exits 1 when a ratio misses its target
 by more than the spread between rounds (its first quartile is above the target), or when case 2
-opens more than one connection. Ratios, not absolute times, are what is checked.
+opens more than one connection, in two runs in a row: a first miss is measured again. Ratios,
+not absolute times, are what is checked.
 """
 
 from __future__ import annotations
@@ -24,7 +25,12 @@ def main() -> int:
     warnings.simplefilter("error")
     print(f"# {machine()}; {'quick' if options.quick else 'full'} run")
     print(HEADER)
-    met = run_all(Settings(quick=options.quick), lambda line: print(line, flush=True))
+    settings = Settings(quick=options.quick)
+    met = run_all(settings, lambda line: print(line, flush=True))
+    if options.check and not met:
+        # A slower SDK misses again; a run that a busy machine slowed down as a whole does not.
+        print("# a target was missed: measuring once more, to see whether it reproduces")
+        met = run_all(settings, lambda line: print(line, flush=True))
     print("all targets met" if met else "some targets missed")
     return 1 if options.check and not met else 0
 
