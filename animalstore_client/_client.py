@@ -189,8 +189,8 @@ class RawResponses:
 class AsyncRawResponses:
     """``client.with_raw_response``: the client's methods, returning an ``APIResponse``.
 
-    Use it to read the status, headers or ``x-request-id``; await ``.parse()`` is not
-    needed: ``.parse()`` is synchronous, the body having been read already.
+    Await a method, then read the status, headers or ``x-request-id``; ``.parse()`` is a
+    plain call, not awaited, since the body has already been read.
     """
 
     def __init__(self, client: AsyncClient) -> None:
