@@ -28,12 +28,14 @@ from animalstore_client._exceptions import (
 )
 from animalstore_client._models import Error, NewPet, Pet, PetStatus
 from animalstore_client._response import APIResponse
+from animalstore_client._types import NOT_GIVEN, NotGiven
 from animalstore_client._version import __version__
 
 __all__ = [
     "BASE_URLS",
     "DEFAULT_MAX_RETRIES",
     "DEFAULT_TIMEOUT",
+    "NOT_GIVEN",
     "APIConnectionError",
     "APIError",
     "APIResponse",
@@ -51,6 +53,7 @@ __all__ = [
     "InternalServerError",
     "NewPet",
     "NotFoundError",
+    "NotGiven",
     "Pet",
     "PetStatus",
     "RateLimitError",

@@ -32,6 +32,7 @@ from animalstore_client._config import (
 from animalstore_client._logging import configure_from_env
 from animalstore_client._models import Pet, PetStatus
 from animalstore_client._response import APIResponse
+from animalstore_client._types import NOT_GIVEN, NotGiven
 
 __all__ = ["AsyncClient", "Client"]
 
@@ -52,7 +53,7 @@ class _BaseClient(Generic[HttpT]):
         *,
         environment: Environment | str | None = None,
         base_url: str | httpx.URL | None = None,
-        timeout: float | httpx.Timeout = DEFAULT_TIMEOUT,
+        timeout: float | httpx.Timeout | None | NotGiven = NOT_GIVEN,
         max_retries: int = DEFAULT_MAX_RETRIES,
         http_client: HttpT | None = None,
         default_headers: Mapping[str, str] | None = None,
@@ -65,19 +66,29 @@ class _BaseClient(Generic[HttpT]):
             base_url: the API's address, ending in ``/v1``; cannot be combined with
                 ``environment``. The address is, first match wins: ``base_url``,
                 ``environment``, ``ANIMALSTORE_BASE_URL``, production.
-            timeout: per attempt, in seconds for every phase, or an ``httpx.Timeout``;
-                default 5 s to connect and 30 s for the rest.
+            timeout: per attempt, in seconds for every phase, ``None`` for no limit, or an
+                ``httpx.Timeout``. Omitted: ``http_client``'s own timeout when one is given,
+                else 5 s to connect and 30 s for the rest (``DEFAULT_TIMEOUT``).
             max_retries: how many times a failed attempt may be retried (0 turns retries off).
             http_client: an ``httpx`` client to send with (for proxies, TLS or transports); it
                 is not closed by ``close()``.
-            default_headers: extra headers sent on every request.
+            default_headers: extra headers sent on every request; not ``Authorization``
+                (the key goes in ``api_key``).
 
         Raises:
             TypeError: an argument has the wrong type.
             ValueError: no API key, a key with whitespace or control characters, an invalid
-                URL, an unknown environment, both ``environment`` and ``base_url``, or a
-                negative ``max_retries``.
+                URL or one with credentials, an unknown environment, both ``environment`` and
+                ``base_url``, a negative ``max_retries``, or ``Authorization`` in
+                ``default_headers``.
         """
+        if http_client is not None and not isinstance(http_client, self._http_class):
+            raise TypeError(
+                f"http_client must be an {self._http_class.__module__}."
+                f"{self._http_class.__qualname__}, got {type(http_client).__name__}"
+            )
+        if isinstance(timeout, NotGiven):
+            timeout = DEFAULT_TIMEOUT if http_client is None else http_client.timeout
         self._options: ClientOptions = resolve_options(
             api_key,
             environment=environment,
@@ -86,11 +97,6 @@ class _BaseClient(Generic[HttpT]):
             max_retries=max_retries,
             default_headers=default_headers,
         )
-        if http_client is not None and not isinstance(http_client, self._http_class):
-            raise TypeError(
-                f"http_client must be an {self._http_class.__module__}."
-                f"{self._http_class.__qualname__}, got {type(http_client).__name__}"
-            )
         configure_from_env(os.environ)
         self._owns_http = http_client is None
         self._http: HttpT = self._new_pool() if http_client is None else http_client
@@ -106,7 +112,7 @@ class _BaseClient(Generic[HttpT]):
 
     @property
     def timeout(self) -> httpx.Timeout:
-        """The timeout applied to each attempt."""
+        """The timeout applied to each attempt (phases of ``None`` have no limit)."""
         return self._options.timeout
 
     @property
@@ -115,15 +121,19 @@ class _BaseClient(Generic[HttpT]):
         return self._options.max_retries
 
     def with_options(
-        self, *, timeout: float | httpx.Timeout | None = None, max_retries: int | None = None
+        self,
+        *,
+        timeout: float | httpx.Timeout | None | NotGiven = NOT_GIVEN,
+        max_retries: int | NotGiven = NOT_GIVEN,
     ) -> Self:
         """Return a copy with other settings that shares this client's connection pool.
 
         Closing the copy does not close the pool; closing this client does.
 
         Args:
-            timeout: the copy's timeout; ``None`` keeps this client's.
-            max_retries: the copy's retry budget; ``None`` keeps this client's.
+            timeout: the copy's timeout, as for the constructor (``None``: no limit); omitted,
+                this client's.
+            max_retries: the copy's retry budget; omitted, this client's.
 
         Returns:
             The new client.
@@ -136,8 +146,8 @@ class _BaseClient(Generic[HttpT]):
         return type(self)(
             options.api_key,
             base_url=options.base_url,
-            timeout=options.timeout if timeout is None else timeout,
-            max_retries=options.max_retries if max_retries is None else max_retries,
+            timeout=options.timeout if isinstance(timeout, NotGiven) else timeout,
+            max_retries=options.max_retries if isinstance(max_retries, NotGiven) else max_retries,
             http_client=self._http,
             default_headers=options.default_headers,
         )

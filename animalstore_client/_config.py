@@ -22,8 +22,10 @@ __all__ = [
     "BASE_URLS",
     "DEFAULT_MAX_RETRIES",
     "DEFAULT_TIMEOUT",
+    "RESERVED_HEADERS",
     "ClientOptions",
     "Environment",
+    "check_timeout",
     "resolve_options",
 ]
 
@@ -56,6 +58,9 @@ _MAX_TIMEOUT = 1e9
 _HEADER_NAME = re.compile(r"[!#$%&'*+.^_`|~0-9A-Za-z-]+")
 #: What would end a header line early and let the rest be read as another header.
 _FORBIDDEN_IN_HEADER_VALUE = re.compile(r"[\r\n\x00]")
+#: Headers the SDK sets itself (lower-case name -> the argument that sets them): a user's own
+#: value would silently lose to the SDK's, so it is refused instead.
+RESERVED_HEADERS: Mapping[str, str] = MappingProxyType({"authorization": "api_key="})
 
 API_KEY_VARIABLE = "ANIMALSTORE_API_KEY"
 BASE_URL_VARIABLE = "ANIMALSTORE_BASE_URL"
@@ -115,6 +120,11 @@ def _normalized_url(url: str, source: str) -> str:
         parsed = httpx.URL(url)
     except httpx.InvalidURL as exc:
         raise ValueError(f"{source} is not a valid URL: {exc}") from None
+    if parsed.userinfo:
+        # Not shown: it holds a password. httpx would send it as Basic auth, in place of the key.
+        raise ValueError(
+            f"{source} must not contain credentials (user:password@); pass the key as api_key="
+        )
     if parsed.scheme not in ("http", "https") or not parsed.host:
         raise ValueError(f"{source} must be an absolute http(s) URL, got {url!r}")
     if parsed.query or parsed.fragment:
@@ -124,10 +134,19 @@ def _normalized_url(url: str, source: str) -> str:
     return str(parsed.copy_with(path=parsed.path.rstrip("/") + "/"))
 
 
-def _timeout(timeout: object) -> httpx.Timeout:
+def check_timeout(timeout: object) -> httpx.Timeout:
+    """Return ``timeout`` as an ``httpx.Timeout``: seconds for every phase, ``None`` for no limit.
+
+    Raises:
+        TypeError: ``timeout`` is not a number, ``None`` or an ``httpx.Timeout``.
+        ValueError: a phase is not positive, or is too large for a socket.
+    """
+    if timeout is None:
+        return httpx.Timeout(None)
     if isinstance(timeout, bool) or not isinstance(timeout, (int, float, httpx.Timeout)):
         raise TypeError(
-            f"timeout must be a number of seconds or an httpx.Timeout, got {type(timeout).__name__}"
+            "timeout must be a number of seconds, None or an httpx.Timeout, "
+            f"got {type(timeout).__name__}"
         )
     resolved = timeout if isinstance(timeout, httpx.Timeout) else httpx.Timeout(float(timeout))
     # Every phase, however given: sockets overflow a little above 9.2e9 seconds, and infinity,
@@ -151,6 +170,10 @@ def _headers(default_headers: object) -> Mapping[str, str]:
         check_str(f"default_headers[{name!r}]", value)
         if not _HEADER_NAME.fullmatch(name):
             raise ValueError(f"default_headers key {name!r} is not a valid HTTP header name")
+        if name.lower() in RESERVED_HEADERS:
+            raise ValueError(
+                f"default_headers must not set {name!r}: pass {RESERVED_HEADERS[name.lower()]}"
+            )
         # The value is not shown: a header may carry a secret.
         if _FORBIDDEN_IN_HEADER_VALUE.search(value) or not value.isascii():
             raise ValueError(f"default_headers[{name!r}] must be ASCII without CR, LF or NUL")
@@ -176,7 +199,8 @@ def resolve_options(
         api_key: the API key, or ``None`` to read ``ANIMALSTORE_API_KEY``.
         environment: an ``Environment`` or its name, or ``None``.
         base_url: an explicit address, or ``None``.
-        timeout: seconds (applied to every phase) or an ``httpx.Timeout``, per attempt.
+        timeout: seconds (applied to every phase), ``None`` (no limit) or an ``httpx.Timeout``,
+            per attempt.
         max_retries: how many times a failed attempt may be retried.
         default_headers: extra headers for every request, or ``None``.
         environ: the variables to read; ``os.environ`` when ``None``.
@@ -186,8 +210,9 @@ def resolve_options(
 
     Raises:
         TypeError: an argument has the wrong type.
-        ValueError: no key, a malformed key or URL, both ``environment`` and ``base_url``, an
-            unknown environment, or a negative ``max_retries``.
+        ValueError: no key, a malformed key or URL, credentials in the URL, both
+            ``environment`` and ``base_url``, an unknown environment, a negative
+            ``max_retries``, or a default header the SDK sets itself (``Authorization``).
     """
     environ = os.environ if environ is None else environ
     key = _api_key(api_key, environ)
@@ -195,7 +220,7 @@ def resolve_options(
     return ClientOptions(
         api_key=key,
         base_url=_normalized_url(*_base_url(environment, base_url, environ)),
-        timeout=_timeout(timeout),
+        timeout=check_timeout(timeout),
         max_retries=check_int("max_retries", max_retries, 0),
         default_headers=headers,
         headers=_request_headers(key, headers),
@@ -203,8 +228,8 @@ def resolve_options(
 
 
 def _request_headers(api_key: str, default_headers: Mapping[str, str]) -> dict[str, str]:
-    # httpx.Headers merges names case-insensitively: a user's "authorization" or "user-agent"
-    # replaces ours instead of being sent beside it, and the key is set last so it always wins.
+    # httpx.Headers merges names case-insensitively: a user's "user-agent" or "accept" replaces
+    # ours instead of being sent beside it. Authorization cannot come from the user's headers.
     merged = httpx.Headers(
         {"Accept": "application/json", "User-Agent": f"animalstore-client-python/{__version__}"}
     )
