@@ -53,7 +53,7 @@ class _BaseClient(Generic[HttpT]):
         *,
         environment: Environment | str | None = None,
         base_url: str | httpx.URL | None = None,
-        timeout: float | httpx.Timeout | None | NotGiven = NOT_GIVEN,
+        timeout: float | httpx.Timeout | NotGiven | None = NOT_GIVEN,
         max_retries: int = DEFAULT_MAX_RETRIES,
         http_client: HttpT | None = None,
         default_headers: Mapping[str, str] | None = None,
@@ -123,7 +123,7 @@ class _BaseClient(Generic[HttpT]):
     def with_options(
         self,
         *,
-        timeout: float | httpx.Timeout | None | NotGiven = NOT_GIVEN,
+        timeout: float | httpx.Timeout | NotGiven | None = NOT_GIVEN,
         max_retries: int | NotGiven = NOT_GIVEN,
     ) -> Self:
         """Return a copy with other settings that shares this client's connection pool.
