@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import os
 import time
-import weakref
 from collections.abc import Awaitable, Callable, Coroutine, Mapping
 from functools import cached_property
 from typing import Any, Generic, TypeVar, cast
@@ -31,6 +30,7 @@ from animalstore_client._config import (
 )
 from animalstore_client._logging import configure_from_env
 from animalstore_client._models import Pet, PetStatus
+from animalstore_client._pool import AsyncPool, BorrowedPool, SyncPool
 from animalstore_client._response import APIResponse
 from animalstore_client._types import NOT_GIVEN, NotGiven
 
@@ -45,7 +45,7 @@ class _BaseClient(Generic[HttpT]):
     """What ``Client`` and ``AsyncClient`` share: everything but sending and sleeping."""
 
     _http_class: type[HttpT]
-    _new_pool: Callable[[], HttpT]
+    _pool_class: type[SyncPool | AsyncPool]
 
     def __init__(
         self,
@@ -98,8 +98,8 @@ class _BaseClient(Generic[HttpT]):
             default_headers=default_headers,
         )
         configure_from_env(os.environ)
-        self._owns_http = http_client is None
-        self._http: HttpT = self._new_pool() if http_client is None else http_client
+        self._pool: Any = self._pool_class() if http_client is None else BorrowedPool(http_client)
+        self._owns_pool = True
         self._closed = False
         # Set on the hidden copy behind `with_raw_response`: the client it answers for, whose
         # closing it follows, even when neither owns the pool.
@@ -143,26 +143,42 @@ class _BaseClient(Generic[HttpT]):
             ValueError: an argument is out of range.
         """
         options = self._options
-        return type(self)(
-            options.api_key,
-            base_url=options.base_url,
-            timeout=options.timeout if isinstance(timeout, NotGiven) else timeout,
-            max_retries=options.max_retries if isinstance(max_retries, NotGiven) else max_retries,
-            http_client=self._http,
-            default_headers=options.default_headers,
+        return self._copy(
+            resolve_options(
+                options.api_key,
+                environment=None,
+                base_url=options.base_url,
+                timeout=options.timeout if isinstance(timeout, NotGiven) else timeout,
+                max_retries=(
+                    options.max_retries if isinstance(max_retries, NotGiven) else max_retries
+                ),
+                default_headers=options.default_headers,
+            )
         )
 
+    def _copy(self, options: ClientOptions) -> Self:
+        """Return a client with ``options`` that shares this one's pool, which it does not own."""
+        copy = object.__new__(type(self))
+        copy._options = options
+        copy._pool = self._pool
+        copy._owns_pool = False
+        copy._closed = False
+        copy._raw_of = None
+        return copy
+
     def _raw_copy(self) -> Self:
-        copy = self.with_options()
+        copy = self._copy(self._options)
         copy._raw_of = self
         return copy
 
-    def _start(self, operation: ops.Operation[T]) -> Call[T]:
+    def _usable_pool(self) -> Any:
         client = self._raw_of or self
-        if client._closed or self._http.is_closed:
+        if client._closed or self._pool.closed:
             raise RuntimeError(f"this {type(client).__name__} is closed; create a new one")
-        raw = self._raw_of is not None
-        return Call(operation, self._options, self._http.build_request, raw=raw)
+        return self._pool
+
+    def _start(self, operation: ops.Operation[T], http: HttpT) -> Call[T]:
+        return Call(operation, self._options, http.build_request, raw=self._raw_of is not None)
 
     def __repr__(self) -> str:
         return (
@@ -210,27 +226,6 @@ class AsyncRawResponses:
         self.get_pet = _returning_raw_async(raw.get_pet)  # type: ignore[deprecated]
 
 
-_closing: set[Any] = set()
-
-
-def _close_soon(transport: httpx.AsyncHTTPTransport) -> None:
-    """Close the pool of a dropped AsyncClient, if its event loop still runs.
-
-    Not a ``__del__``: it runs when the pool itself is unreachable, and only schedules the
-    close on a running loop. With no loop running, closing could only fail noisily ("event
-    loop is closed"), so it is left to the process's end.
-    """
-    import asyncio
-
-    try:
-        loop = asyncio.get_running_loop()
-    except RuntimeError:
-        return
-    task = loop.create_task(transport.aclose())
-    _closing.add(task)  # the loop keeps only a weak reference to its tasks
-    task.add_done_callback(_closing.discard)
-
-
 class Client(_BaseClient[httpx.Client]):
     """A synchronous client for the animal store API; safe to share across threads.
 
@@ -242,15 +237,7 @@ class Client(_BaseClient[httpx.Client]):
     """
 
     _http_class = httpx.Client
-
-    @staticmethod
-    def _new_pool() -> httpx.Client:
-        transport = httpx.HTTPTransport()
-        http = httpx.Client(transport=transport)
-        # Closed when nothing uses it any more (this client and its copies all dropped
-        # without close()), so a forgotten client leaves no socket behind.
-        weakref.finalize(http, transport.close)
-        return http
+    _pool_class = SyncPool
 
     def list_pets(
         self, *, limit: int | None = None, status: PetStatus | str | None = None
@@ -338,8 +325,8 @@ class Client(_BaseClient[httpx.Client]):
     def close(self) -> None:
         """Close the connection pool, unless it was passed in as ``http_client``; idempotent."""
         self._closed = True
-        if self._owns_http:
-            self._http.close()
+        if self._owns_pool:
+            self._pool.close()
 
     def __enter__(self) -> Self:
         return self
@@ -348,10 +335,12 @@ class Client(_BaseClient[httpx.Client]):
         self.close()
 
     def _request(self, operation: ops.Operation[T]) -> T:
-        call = self._start(operation)
+        pool = self._usable_pool()
+        http: httpx.Client = pool.http or pool.open()
+        call = self._start(operation, http)
         while True:
             try:
-                outcome: httpx.Response | httpx.RequestError = self._http.send(call.begin())
+                outcome: httpx.Response | httpx.RequestError = http.send(call.begin())
             except httpx.RequestError as exc:
                 outcome = exc
             delay = call.after(outcome)
@@ -371,13 +360,7 @@ class AsyncClient(_BaseClient[httpx.AsyncClient]):
     """
 
     _http_class = httpx.AsyncClient
-
-    @staticmethod
-    def _new_pool() -> httpx.AsyncClient:
-        transport = httpx.AsyncHTTPTransport()
-        http = httpx.AsyncClient(transport=transport)
-        weakref.finalize(http, _close_soon, transport)
-        return http
+    _pool_class = AsyncPool
 
     async def list_pets(
         self, *, limit: int | None = None, status: PetStatus | str | None = None
@@ -476,8 +459,8 @@ class AsyncClient(_BaseClient[httpx.AsyncClient]):
     async def aclose(self) -> None:
         """Close the connection pool, unless it was passed in as ``http_client``; idempotent."""
         self._closed = True
-        if self._owns_http:
-            await self._http.aclose()
+        if self._owns_pool:
+            await self._pool.aclose()
 
     async def __aenter__(self) -> Self:
         return self
@@ -486,10 +469,12 @@ class AsyncClient(_BaseClient[httpx.AsyncClient]):
         await self.aclose()
 
     async def _request(self, operation: ops.Operation[T]) -> T:
-        call = self._start(operation)
+        pool = self._usable_pool()
+        http: httpx.AsyncClient = pool.current() or await pool.open()
+        call = self._start(operation, http)
         while True:
             try:
-                outcome: httpx.Response | httpx.RequestError = await self._http.send(call.begin())
+                outcome: httpx.Response | httpx.RequestError = await http.send(call.begin())
             except httpx.RequestError as exc:
                 outcome = exc
             delay = call.after(outcome)

@@ -111,7 +111,7 @@ def test_with_options_shares_the_pool_and_only_the_owner_closes_it(
     route = mock_api.get("/pets").mock(return_value=httpx.Response(500))
     fast = Api(api.target.with_options(timeout=2.0, max_retries=0), api._loop)
 
-    assert fast.target._http is api.target._http
+    assert fast.target._pool is api.target._pool
     assert fast.max_retries == 0
     assert fast.timeout == httpx.Timeout(2.0)
     assert api.max_retries == 2
@@ -120,12 +120,14 @@ def test_with_options_shares_the_pool_and_only_the_owner_closes_it(
     assert route.call_count == 1
     assert route.calls.last.request.extensions["timeout"] == httpx.Timeout(2.0).as_dict()
 
+    http = api.target._pool.http
     fast.close()
-    assert not api.target._http.is_closed
+    assert not http.is_closed
     route.mock(return_value=httpx.Response(200, json=[]))
     assert api.list_pets() == []
+    assert api.target._pool.http is http
     api.close()
-    assert api.target._http.is_closed
+    assert http.is_closed
 
 
 def test_a_closed_client_refuses_calls_without_sending(
@@ -146,16 +148,21 @@ def test_a_closed_client_refuses_calls_without_sending(
 def test_context_managers_close_the_pool(
     mock_api: respx.MockRouter, loop: asyncio.AbstractEventLoop
 ) -> None:
+    mock_api.get("/pets").respond(200, json=[])
     with Client(api_key=API_KEY, base_url=BASE_URL) as client:
-        assert not client._http.is_closed
-    assert client._http.is_closed
+        client.list_pets()
+        http = client._pool.http
+        assert not http.is_closed
+    assert http.is_closed
 
-    async def use() -> AsyncClient:
+    async def use() -> httpx.AsyncClient:
         async with AsyncClient(api_key=API_KEY, base_url=BASE_URL) as async_client:
-            assert not async_client._http.is_closed
-        return async_client
+            await async_client.list_pets()
+            async_http = async_client._pool.http
+            assert not async_http.is_closed
+        return async_http
 
-    assert loop.run_until_complete(use())._http.is_closed
+    assert loop.run_until_complete(use()).is_closed
 
 
 def test_an_unclosed_client_is_collected_without_warnings(mock_api: respx.MockRouter) -> None:

@@ -424,10 +424,13 @@ def test_given_http_client_is_used_and_not_closed(
 
 
 @pytest.mark.parametrize("kinds", CLIENT_KINDS)
-def test_own_connection_pool_is_closed(loop: asyncio.AbstractEventLoop, kinds: ClientPair) -> None:
+def test_own_connection_pool_is_closed(
+    loop: asyncio.AbstractEventLoop, kinds: ClientPair, pets_route: respx.Route
+) -> None:
     client_class, _ = kinds
     client = client_class(api_key=KEY, base_url="https://api.test/v1")
-    pool = client._http  # the pool is not public; only its closing is under test
+    run(loop, client.list_pets())
+    pool = client._pool.http  # the pool is not public; only its closing is under test
     assert pool.is_closed is False
     close(loop, client)
     assert pool.is_closed is True
