@@ -39,8 +39,12 @@ def _decoded_json(response: httpx.Response) -> object:
 
 def _excerpt(response: httpx.Response) -> str:
     """Return the start of the body on one line, or the reason phrase if it is empty."""
-    text = " ".join(response.text[:_EXCERPT_CHARS].split())
-    if len(response.text) > _EXCERPT_CHARS:
+    # Read as UTF-8, not in the charset the server names: `response.text` fails outright on
+    # charsets such as rot13, hex or idna, and the API's bodies are JSON, which is UTF-8.
+    content = response.content
+    head = content[: _EXCERPT_CHARS * 4].decode("utf-8", "replace")
+    text = " ".join(head[:_EXCERPT_CHARS].split())
+    if len(head) > _EXCERPT_CHARS or len(content) > _EXCERPT_CHARS * 4:
         text += " ..."
     return text or response.reason_phrase or "(empty body)"
 

@@ -7,6 +7,7 @@ it provably was not processed: the connection was never made, or the service ans
 
 from __future__ import annotations
 
+import math
 import random
 import time
 from collections.abc import Mapping
@@ -56,8 +57,10 @@ def retry_after(headers: Mapping[str, str], now: float | None = None) -> float |
             when ``None``.
 
     Returns:
-        Seconds to wait (a date in the past gives 0), or ``None`` when the header is absent or
-        is neither a number of seconds nor an HTTP date.
+        Seconds to wait, more than 0; ``None`` when the header is absent, is neither a number
+        of seconds nor an HTTP date, or asks for no wait at all (0, a negative number, a date
+        in the past), so that the computed backoff applies: a server cannot make the client
+        retry in a tight loop.
     """
     value = headers.get("retry-after")
     if value is None:
@@ -65,16 +68,23 @@ def retry_after(headers: Mapping[str, str], now: float | None = None) -> float |
     try:
         seconds = float(value)
     except ValueError:
-        from email.utils import parsedate_to_datetime
-
-        try:
-            date = parsedate_to_datetime(value)
-        except (TypeError, ValueError):
-            return None
-        seconds = date.timestamp() - (time.time() if now is None else now)
-    if seconds != seconds:  # NaN
+        seconds = _seconds_until(value, time.time() if now is None else now)
+    # NaN compares false both ways, so it is refused here too.
+    if not seconds > 0.0:
         return None
-    return min(max(seconds, 0.0), MAX_RETRY_AFTER)
+    return min(seconds, MAX_RETRY_AFTER)
+
+
+def _seconds_until(http_date: str, now: float) -> float:
+    """Return the seconds from ``now`` to an HTTP date; NaN when it is not a usable date."""
+    from email.utils import parsedate_to_datetime
+
+    try:
+        return parsedate_to_datetime(http_date).timestamp() - now
+    # The parser's answer to years like 99999999999999999999 is an OverflowError, and a
+    # date without a zone is read in local time, where the platform may refuse it (OSError).
+    except (TypeError, ValueError, OverflowError, OSError):
+        return math.nan
 
 
 def retry_delay(

@@ -7,6 +7,8 @@ not allowed is a ``ValueError``.
 from __future__ import annotations
 
 import enum
+import math
+import operator
 from typing import TypeVar
 
 __all__ = ["INT64_MAX", "INT64_MIN", "check_enum", "check_int", "check_str"]
@@ -18,24 +20,47 @@ E = TypeVar("E", bound=enum.Enum)
 
 
 def _shown(value: object) -> str:
+    if isinstance(value, int):
+        return _shown_int(int.__index__(value))
     text = repr(value)
     return text if len(text) <= 60 else text[:57] + "..."
 
 
+def _shown_int(value: int) -> str:
+    # Python refuses to write an int of more than 4300 digits in decimal, and writing one is
+    # slow anyway: a long one is shown by its leading digits, read off its logarithm.
+    if value.bit_length() <= 192:
+        return str(value)
+    exponent, fraction = divmod(math.log10(abs(value)), 1)
+    sign = "-" if value < 0 else ""
+    return f"{sign}{10**fraction:.6f}e+{int(exponent)} (approximately; too long to show)"
+
+
 def check_int(argument: str, value: object, low: int = INT64_MIN, high: int = INT64_MAX) -> int:
-    """Return ``value`` as a plain ``int`` if it is an ``int`` (not a ``bool``) in ``low..high``.
+    """Return ``value`` as a plain ``int`` if it is an integer (not a ``bool``) in ``low..high``.
+
+    Any integer type that Python can use as an index is accepted, such as ``numpy.int64``
+    read from a pandas column; it is converted with ``operator.index``.
 
     Raises:
-        TypeError: ``value`` is not an ``int``, or is a ``bool``.
+        TypeError: ``value`` is not an integer (a ``float`` or ``str`` is not one), or is a
+            ``bool``.
         ValueError: ``value`` is outside ``low..high``.
     """
-    if not isinstance(value, int) or isinstance(value, bool):
-        raise TypeError(f"{argument} must be an int, got {type(value).__name__} {_shown(value)}")
+    if isinstance(value, bool):
+        raise TypeError(f"{argument} must be an int, got bool {value!r}")
+    if not isinstance(value, int):
+        try:
+            value = operator.index(value)  # type: ignore[arg-type]
+        except TypeError:
+            raise TypeError(
+                f"{argument} must be an int, got {type(value).__name__} {_shown(value)}"
+            ) from None
     # A plain int: a subclass's own __format__, __str__ or __repr__ could put anything in a
     # URL path or query (`f"pets/{value}"`), so none of them is ever called.
     value = int.__index__(value)
     if not low <= value <= high:
-        raise ValueError(f"{argument} must be between {low} and {high}, got {value}")
+        raise ValueError(f"{argument} must be between {low} and {high}, got {_shown_int(value)}")
     return value
 
 

@@ -217,10 +217,44 @@ def test_an_absurd_retry_after_is_capped(
     assert sleeps == [_retries.MAX_RETRY_AFTER] == [60.0]
 
 
-@pytest.mark.parametrize("value", ["soon", "", "nan", "-5", "Thu, 01 Jan 1970 00:00:00 GMT"])
-def test_an_unusable_or_past_retry_after_falls_back_or_waits_zero(value: str) -> None:
-    wait = _retries.retry_after(httpx.Headers({"Retry-After": value}), now=1_000_000.0)
-    assert wait is None if value in ("soon", "", "nan") else wait == 0.0
+@pytest.mark.parametrize(
+    "value",
+    [
+        "soon",
+        "",
+        "nan",
+        "0",
+        "0.0",
+        "-5",
+        "-inf",
+        "Thu, 01 Jan 1970 00:00:00 GMT",
+        "Thu, 12 Jan 1970 13:46:40 GMT",  # exactly `now`
+        "Mon, 1 Jan 99999999999999999999 00:00:00 GMT",
+        "Mon, 1 Jan 1000 00:00:00 GMT",
+        "Mon, 32 Jan 2030 00:00:00 GMT",
+        "Mon, 1 Jan 2030 25:00:00 GMT",
+        "Thu, 01 Jan 1970 00:00:00 -0000",
+    ],
+)
+def test_an_unusable_zero_or_past_retry_after_falls_back_to_backoff(value: str) -> None:
+    assert _retries.retry_after(httpx.Headers({"Retry-After": value}), now=1_000_000.0) is None
+
+
+@pytest.mark.parametrize("value", ["0", "-1", "Thu, 01 Jan 1970 00:00:00 GMT"])
+def test_a_zero_or_past_retry_after_waits_the_computed_backoff(
+    make_api: Callable[..., Api], mock_api: respx.MockRouter, sleeps: list[float], value: str
+) -> None:
+    api = make_api(max_retries=3)
+    route = mock_api.get("/pets").mock(return_value=error_response(503, **{"Retry-After": value}))
+
+    with pytest.raises(InternalServerError):
+        api.list_pets()
+
+    assert route.call_count == 4
+    assert len(sleeps) == 3
+    for retries_taken, wait in enumerate(sleeps):
+        full = _retries.INITIAL_DELAY * 2**retries_taken
+        assert 0.75 * full <= wait <= full
 
 
 def test_backoff_doubles_from_half_a_second_to_a_cap_of_eight(
