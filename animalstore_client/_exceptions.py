@@ -20,7 +20,7 @@ anything is sent.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import httpx
 
@@ -60,6 +60,17 @@ class APIError(AnimalStoreError):
         self.message = message
         self.request = request
 
+    def __reduce__(self) -> tuple[Any, ...]:
+        # For pickle (a ProcessPoolExecutor worker's error) and copy. BaseException's own
+        # replays `self.args` positionally, which the keyword-only __init__ refuses; and the
+        # request's headers hold the API key, which must not travel: the copy's request and
+        # response keep their method, URL, status, headers and body, but no request headers.
+        extra = {name: value for name, value in vars(self).items() if name not in _REBUILT}
+        return _rebuild, (type(self), self.message, self._rebuild_keywords(), extra)
+
+    def _rebuild_keywords(self) -> dict[str, Any]:
+        return {"request": _without_headers(self.request)}
+
 
 class APIConnectionError(APIError):
     """No usable response: unreachable host, broken connection, or an undecodable body.
@@ -83,6 +94,9 @@ class APIResponseValidationError(APIError):
         super().__init__(message, request=response.request)
         self.response = response
 
+    def _rebuild_keywords(self) -> dict[str, Any]:
+        return {"response": _safe_response(self.response)}
+
 
 class APIStatusError(APIError):
     """The API answered with a non-2xx status.
@@ -104,10 +118,40 @@ class APIStatusError(APIError):
         self.code = error.code if error is not None else None
         self.request_id: str | None = response.headers.get("x-request-id")
 
+    def _rebuild_keywords(self) -> dict[str, Any]:
+        return {"response": _safe_response(self.response), "error": self.error}
+
     def __str__(self) -> str:
         code = f" {_one_line(self.code)}" if self.code is not None else ""
         request_id = f" (request id {_one_line(self.request_id)})" if self.request_id else ""
         return f"{self.status_code}{code}: {_one_line(self.message)}{request_id}"
+
+
+#: What __init__ sets from its arguments, so not carried over as extra state when rebuilding.
+_REBUILT = frozenset(
+    {"message", "request", "response", "status_code", "error", "code", "request_id"}
+)
+
+
+def _rebuild(
+    cls: type[APIError], message: str, keywords: dict[str, Any], extra: dict[str, Any]
+) -> APIError:
+    error = cls(message, **keywords)
+    vars(error).update(extra)  # such as __notes__, or attributes an application added
+    return error
+
+
+def _without_headers(request: httpx.Request) -> httpx.Request:
+    return httpx.Request(request.method, request.url)
+
+
+def _safe_response(response: httpx.Response) -> httpx.Response:
+    return httpx.Response(
+        response.status_code,
+        headers=response.headers,
+        content=response.content,
+        request=_without_headers(response.request),
+    )
 
 
 def _one_line(text: str) -> str:

@@ -25,6 +25,7 @@ from hypothesis import strategies as st
 
 from animalstore_client import (
     AnimalStoreError,
+    APIConnectionError,
     APIResponseValidationError,
     APIStatusError,
     AuthenticationError,
@@ -39,7 +40,7 @@ from animalstore_client import _operations as ops
 from animalstore_client._call import Call
 from animalstore_client._config import resolve_options
 from animalstore_client._retries import MAX_RETRY_AFTER
-from tests.reliability.conftest import API_KEY, Api
+from tests.reliability.conftest import API_KEY, VALID_ARGUMENTS, Api
 from tests.reliability.faultserver import FaultServer, Reply
 
 INT64 = st.integers(min_value=-(2**63), max_value=2**63 - 1)
@@ -92,7 +93,59 @@ DOCUMENTS = (
 #: Every status, 2xx more often (the statuses where a body is parsed as a result).
 STATUSES = st.integers(min_value=200, max_value=299) | st.integers(min_value=100, max_value=599)
 BODIES = st.binary(max_size=300) | DOCUMENTS.map(lambda value: json.dumps(value).encode())
-RETRY_AFTER = st.none() | st.text(alphabet=string.printable.strip() + " ", max_size=30)
+HTTP_DATES = st.builds(
+    "{}, {} {} {} {:02d}:{:02d}:{:02d} {}".format,
+    st.sampled_from(["Mon", "Thu", "Sun", "Xyz"]),
+    st.integers(-(10**22), 10**22) | st.integers(0, 40),
+    st.sampled_from(["Jan", "Feb", "Dec", "Foo"]),
+    st.integers(-(10**25), 10**25) | st.integers(0, 3000) | st.integers(0, 99),
+    st.integers(0, 99),
+    st.integers(0, 99),
+    st.integers(0, 99),
+    st.sampled_from(["GMT", "UT", "-0000", "+9999", "-2400", "EST", ""]),
+)
+RETRY_AFTER = (
+    st.none()
+    | st.text(alphabet=string.printable.strip() + " ", max_size=30)
+    | HTTP_DATES
+    | st.from_regex(r"-?[0-9]{1,400}(\.[0-9]{0,5})?(e[+-]?[0-9]{1,4})?", fullmatch=True)
+)
+#: Header values as a server may send them: any Latin-1 text without line breaks.
+HEADER_VALUES = st.text(
+    alphabet=st.characters(min_codepoint=0x20, max_codepoint=0xFF, exclude_characters="\x7f"),
+    max_size=60,
+)
+#: Headers the SDK reads, or that change how the body is read, with hostile values.
+#: (Content-Encoding is decoded while httpx receives the body, so only over sockets.)
+HEADERS = st.dictionaries(
+    st.sampled_from(
+        [
+            "Retry-After",
+            "X-Request-Id",
+            "Content-Type",
+            "Content-Language",
+            "Deprecation",
+            "Sunset",
+            "Link",
+            "X-Other",
+        ]
+    ),
+    HEADER_VALUES
+    | RETRY_AFTER.filter(lambda value: value is not None)
+    | st.sampled_from(
+        [
+            "text/plain; charset=rot13",
+            "application/json; charset=hex",
+            "text/html; charset=idna",
+            "text/html; charset=utf-32",
+            "application/json; charset=nonsense",
+            "gzip",
+            "br, gzip",
+            "identity",
+        ]
+    ),
+    max_size=4,
+)
 
 OPERATIONS: dict[str, ops.Operation[Any]] = {
     "list_pets": ops.list_pets(limit=None, status=None),
@@ -175,12 +228,17 @@ def drive(
     body: bytes,
     retry_after: str | None,
     max_retries: int,
+    headers: dict[str, str] | None = None,
 ) -> tuple[object, float | None]:
     """Feed one response to a fresh ``Call``; return (result or exception, retry delay)."""
     call: Call[Any] = Call(OPERATIONS[operation], OPTIONS[max_retries], builder.build_request)
     request = call.begin()
-    headers = {} if retry_after is None else {"Retry-After": retry_after}
-    response = httpx.Response(status, content=body, headers=headers, request=request)
+    headers = dict(headers or {})
+    if retry_after is not None:
+        headers["Retry-After"] = retry_after
+    # As bytes, the way they come off the wire: httpx would refuse non-ASCII str values.
+    raw_headers = [(name.encode(), value.encode("latin-1")) for name, value in headers.items()]
+    response = httpx.Response(status, content=body, headers=raw_headers, request=request)
     try:
         delay = call.after(response)
     except Exception as exc:
@@ -215,9 +273,34 @@ def test_sans_io_with_retries_left_only_retryable_answers_wait_and_within_the_ca
     method = OPERATIONS[operation].method
     if status in RETRYABLE[method]:
         assert delay is not None
-        assert 0.0 <= delay <= MAX_RETRY_AFTER
+        # Never 0: a server cannot make the client retry in a tight loop.
+        assert 0.0 < delay <= MAX_RETRY_AFTER
     else:
         assert delay is None
+        check_outcome(operation, status, outcome)
+
+
+@settings(max_examples=500, deadline=None, database=None)
+@given(
+    operation=st.sampled_from(list(OPERATIONS)),
+    status=STATUSES,
+    body=BODIES,
+    headers=HEADERS,
+    max_retries=st.sampled_from([0, 2]),
+)
+def test_sans_io_any_headers_give_a_result_an_sdk_error_or_a_bounded_wait(
+    builder: httpx.Client,
+    operation: str,
+    status: int,
+    body: bytes,
+    headers: dict[str, str],
+    max_retries: int,
+) -> None:
+    outcome, delay = drive(builder, operation, status, body, None, max_retries, headers)
+    if delay is not None:
+        assert status in RETRYABLE[OPERATIONS[operation].method]
+        assert 0.0 < delay <= MAX_RETRY_AFTER
+    else:
         check_outcome(operation, status, outcome)
 
 
@@ -279,3 +362,46 @@ def test_over_sockets_any_status_and_body_gives_a_result_or_an_sdk_error(
 
     check_outcome(operation, status, outcome)
     assert len(server.requests) == sent_before + 1
+
+
+@settings(
+    max_examples=60,
+    deadline=None,
+    database=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture],
+)
+@given(
+    operation=st.sampled_from(list(OPERATIONS)),
+    status=st.integers(min_value=200, max_value=599),
+    body=BODIES,
+    headers=HEADERS,
+    content_encoding=st.none() | st.sampled_from(["gzip", "GZIP", "br", "deflate", "zstd", "x"]),
+)
+def test_over_sockets_any_headers_give_a_result_or_an_sdk_error(
+    server: FaultServer,
+    make_client: Callable[..., Api],
+    operation: str,
+    status: int,
+    body: bytes,
+    headers: dict[str, str],
+    content_encoding: str | None,
+) -> None:
+    if content_encoding is not None:
+        headers = {**headers, "Content-Encoding": content_encoding}
+    api = make_client(server, max_retries=0)
+    sent_before = len(server.requests)
+    server.script(Reply(status, body=body, headers=tuple(headers.items()), content_type=None))
+    try:
+        outcome: object = getattr(api, operation)(
+            *VALID_ARGUMENTS[operation][0], **VALID_ARGUMENTS[operation][1]
+        )
+    except Exception as exc:
+        outcome = exc
+    finally:
+        api.close()
+
+    assert len(server.requests) == sent_before + 1
+    event(type(outcome).__name__)
+    # A body httpx cannot decode (Content-Encoding) is an APIConnectionError: no usable answer.
+    if not isinstance(outcome, APIConnectionError):
+        check_outcome(operation, status, outcome)
