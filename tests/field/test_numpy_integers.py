@@ -1,0 +1,124 @@
+"""Integer arguments from notebooks: real numpy scalars, as read out of a pandas column."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Iterator
+from typing import Any
+
+import numpy as np
+import pytest
+
+from animalstore_client import AsyncClient, Client
+from animalstore_client.testing import FakeAnimalStore
+from tests.conftest import Api
+
+INTEGER_TYPES = [np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.uint32, np.uint64]
+
+
+@pytest.fixture
+def store() -> FakeAnimalStore:
+    store = FakeAnimalStore(api_keys={"test-key"})
+    for number in range(1, 8):
+        store.add_pet(f"pet{number}", 3, "available")
+    return store
+
+
+@pytest.fixture(params=["sync", "async"])
+def api(request: pytest.FixtureRequest, store: FakeAnimalStore) -> Iterator[Api]:
+    loop = asyncio.new_event_loop()
+    client = store.client() if request.param == "sync" else store.async_client()
+    yield Api(client, loop)
+    Api(client, loop).close()
+    loop.close()
+
+
+@pytest.mark.parametrize("integer", INTEGER_TYPES, ids=lambda t: t.__name__)
+def test_numpy_integers_are_sent_as_plain_ints(
+    api: Api, store: FakeAnimalStore, integer: type[Any]
+) -> None:
+    assert [pet.name for pet in api.list_pets(limit=integer(5))] == [f"pet{n}" for n in range(1, 6)]
+    created = api.create_pet(name="Rex", category_id=integer(42))
+    with pytest.warns(DeprecationWarning):
+        fetched = api.get_pet(integer(created.id))
+
+    list_request, create_request, get_request = store.requests
+    assert list_request.query == "limit=5"
+    assert create_request.body == b'{"name":"Rex","categoryId":42}'
+    assert get_request.path == f"/v1/pets/{created.id}"
+    assert type(created.category_id) is int
+    assert fetched == created
+
+
+@pytest.mark.parametrize("client_class", [Client, AsyncClient])
+def test_numpy_max_retries_is_a_plain_int(client_class: type[Client | AsyncClient]) -> None:
+    client = client_class(api_key="k", base_url="http://h/v1", max_retries=np.int64(4))
+    assert client.max_retries == 4
+    assert type(client.max_retries) is int
+    assert type(client.with_options(max_retries=np.uint8(1)).max_retries) is int
+
+
+@pytest.mark.parametrize(
+    ("value", "type_name"),
+    [
+        (np.True_, "bool"),
+        (True, "bool"),
+        (np.float64(5.0), "float64"),
+        (5.0, "float"),
+        ("5", "str"),
+        (np.array([5]), "ndarray"),
+    ],
+)
+def test_bool_float_and_str_stay_type_errors(
+    api: Api, store: FakeAnimalStore, value: object, type_name: str
+) -> None:
+    with pytest.raises(TypeError, match=rf"^limit must be an int, got {type_name}\b"):
+        api.list_pets(limit=value)
+    with pytest.raises(TypeError, match=rf"^category_id must be an int, got {type_name}\b"):
+        api.create_pet(name="Rex", category_id=value)
+    assert store.requests == []
+
+
+@pytest.mark.parametrize(
+    ("argument", "value"),
+    [
+        ("limit", np.int64(0)),
+        ("limit", np.uint64(101)),
+        ("category_id", np.uint64(2**64 - 1)),
+        ("pet_id", np.uint64(2**63)),
+    ],
+)
+def test_numpy_integers_out_of_range_name_the_argument(
+    api: Api, store: FakeAnimalStore, argument: str, value: Any
+) -> None:
+    with pytest.raises(ValueError, match=rf"^{argument} must be between .*, got {int(value)}$"):
+        call(api, argument, value)
+    assert store.requests == []
+
+
+@pytest.mark.parametrize("argument", ["limit", "category_id", "pet_id", "max_retries"])
+@pytest.mark.parametrize("sign", [1, -1])
+def test_a_5000_digit_int_gives_the_usual_error_with_a_short_prefix(
+    api: Api, store: FakeAnimalStore, argument: str, sign: int
+) -> None:
+    value = sign * (12345 * 10**4995 + 6789)  # 5000 digits: too long for str()
+    with pytest.raises(ValueError, match=rf"^{argument} must be between") as excinfo:
+        if argument == "max_retries":
+            Client(api_key="k", base_url="http://h/v1", max_retries=value)
+        else:
+            call(api, argument, value)
+    message = str(excinfo.value)
+    shown = message.split(", got ", 1)[1]
+    assert shown == f"{'-' if sign < 0 else ''}1.234500e+4999 (approximately; too long to show)"
+    assert len(message) < 150
+    assert store.requests == []
+
+
+def call(api: Api, argument: str, value: Any) -> None:
+    if argument == "limit":
+        api.list_pets(limit=value)
+    elif argument == "category_id":
+        api.create_pet(name="Rex", category_id=value)
+    else:
+        with pytest.warns(DeprecationWarning):
+            api.get_pet(value)

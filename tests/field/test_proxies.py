@@ -1,0 +1,130 @@
+"""Proxies: a client that builds its own pool honours the proxy variables as httpx does.
+
+Over real sockets: a forwarding proxy on 127.0.0.1 (``tests/field/proxy.py``) in front of the
+built-in store's HTTP server.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Iterator
+
+import httpx
+import pytest
+
+from animalstore_client import AsyncClient, Client
+from animalstore_client.testing import FakeAnimalStore
+from tests.conftest import Api
+from tests.field.proxy import ForwardingProxy, forwarding_proxy
+
+PROXY_VARIABLES = [
+    f"{name}_{suffix}" for name in ("HTTP", "HTTPS", "ALL", "NO") for suffix in ("PROXY",)
+]
+PROXY_VARIABLES += [name.lower() for name in PROXY_VARIABLES]
+KEY = "sk-proxy-test"
+
+
+@pytest.fixture(autouse=True)
+def _no_proxy_variables(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Start from none of the machine's own proxy settings."""
+    for name in PROXY_VARIABLES:
+        monkeypatch.delenv(name, raising=False)
+
+
+@pytest.fixture
+def store() -> FakeAnimalStore:
+    return FakeAnimalStore(api_keys={KEY})
+
+
+@pytest.fixture
+def base_url(store: FakeAnimalStore) -> Iterator[str]:
+    with store.serve() as url:
+        yield url
+
+
+@pytest.fixture
+def proxy() -> Iterator[ForwardingProxy]:
+    with forwarding_proxy() as running:
+        yield running
+
+
+@pytest.fixture(params=["sync", "async"])
+def client_class(request: pytest.FixtureRequest) -> type[Client | AsyncClient]:
+    return Client if request.param == "sync" else AsyncClient
+
+
+def use(client_class: type[Client | AsyncClient], base_url: str) -> None:
+    """Build a client with its own pool, list and create once, and close it."""
+    loop = asyncio.new_event_loop()
+    api = Api(client_class(api_key=KEY, base_url=base_url, max_retries=0), loop)
+    try:
+        assert api.list_pets() == []
+        assert api.create_pet(name="Rex", category_id=3).id == 1
+    finally:
+        api.close()
+        loop.close()
+
+
+@pytest.mark.parametrize("variable", ["HTTP_PROXY", "http_proxy", "ALL_PROXY", "all_proxy"])
+def test_requests_go_through_the_proxy_the_variable_names(
+    monkeypatch: pytest.MonkeyPatch,
+    client_class: type[Client | AsyncClient],
+    store: FakeAnimalStore,
+    base_url: str,
+    proxy: ForwardingProxy,
+    variable: str,
+) -> None:
+    monkeypatch.setenv(variable, proxy.url)
+
+    use(client_class, base_url)
+
+    assert proxy.forwarded == [("GET", f"{base_url}/pets"), ("POST", f"{base_url}/pets")]
+    assert [request.method for request in store.requests] == ["GET", "POST"]
+    assert all(r.headers["authorization"] == f"Bearer {KEY}" for r in store.requests)
+    assert store.pets[0].name == "Rex"
+
+
+@pytest.mark.parametrize("variable", ["NO_PROXY", "no_proxy"])
+@pytest.mark.parametrize("bypassed", ["127.0.0.1", "*"])
+def test_no_proxy_bypasses_the_proxy(
+    monkeypatch: pytest.MonkeyPatch,
+    client_class: type[Client | AsyncClient],
+    store: FakeAnimalStore,
+    base_url: str,
+    proxy: ForwardingProxy,
+    variable: str,
+    bypassed: str,
+) -> None:
+    monkeypatch.setenv("HTTP_PROXY", proxy.url)
+    monkeypatch.setenv(variable, bypassed)
+
+    use(client_class, base_url)
+
+    assert proxy.forwarded == []
+    assert [request.method for request in store.requests] == ["GET", "POST"]
+
+
+def test_the_sdk_routes_as_a_plain_httpx_client_does(
+    monkeypatch: pytest.MonkeyPatch, store: FakeAnimalStore, base_url: str, proxy: ForwardingProxy
+) -> None:
+    monkeypatch.setenv("HTTP_PROXY", proxy.url)
+    with httpx.Client() as plain:
+        plain.get(f"{base_url}/pets", headers={"Authorization": f"Bearer {KEY}"})
+    through_httpx = list(proxy.forwarded)
+
+    use(Client, base_url)
+
+    assert through_httpx == [("GET", f"{base_url}/pets")]
+    assert proxy.forwarded[1:] == [("GET", f"{base_url}/pets"), ("POST", f"{base_url}/pets")]
+
+
+def test_a_proxy_that_cannot_be_reached_is_an_api_connection_error(
+    monkeypatch: pytest.MonkeyPatch, store: FakeAnimalStore, base_url: str
+) -> None:
+    from animalstore_client import APIConnectionError
+
+    monkeypatch.setenv("HTTP_PROXY", "http://127.0.0.1:9")
+    with Client(api_key=KEY, base_url=base_url, max_retries=0) as client:
+        with pytest.raises(APIConnectionError):
+            client.list_pets()
+    assert store.requests == []
