@@ -1,0 +1,113 @@
+"""Run as a script by test_fork.py: one client, used before a fork, then by both processes.
+
+Usage: ``python fork_script.py BASE_URL API_KEY sync|async CALLS``. Prints one JSON object.
+
+Before forking, the parent makes a call, so that its pool holds an idle keep-alive connection:
+the socket a child would share by mistake. Then parent and child each make CALLS calls at the
+same time, ``list_pets(limit=k)`` with k in 1..50 for the parent and 51..100 for the child
+(the store holds 100 pets), and count answers of the wrong length ("crossed") and errors.
+The child closes its client and exits normally (finalizers and atexit run). Last, the parent
+calls once more: the answer must come on the connection it had before the fork, first try.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import gc
+import json
+import os
+import sys
+from collections.abc import Callable
+from typing import Any
+
+from animalstore_client import APIResponse, AsyncClient, Client, Pet
+
+base_url, api_key, kind, calls = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
+
+
+def local_port(raw: APIResponse[list[Pet]]) -> int:
+    stream = raw.http_response.extensions["network_stream"]
+    port: int = stream.get_extra_info("client_addr")[1]
+    return port
+
+
+def tally(limits: range, call: Callable[[int], list[Pet]]) -> dict[str, Any]:
+    crossed = errors = 0
+    for index in range(calls):
+        limit = limits[index % len(limits)]
+        try:
+            crossed += len(call(limit)) != limit
+        except Exception as exc:
+            errors += 1
+            last_error = f"{type(exc).__name__}: {exc}"
+    result: dict[str, Any] = {"crossed": crossed, "errors": errors}
+    if errors:
+        result["last_error"] = last_error
+    return result
+
+
+def run_sync() -> dict[str, Any]:
+    client = Client(api_key, base_url=base_url, max_retries=0)
+    port_before = local_port(client.with_raw_response.list_pets(limit=1))
+    read_end, write_end = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        os.close(read_end)
+        outcome = tally(range(51, 101), lambda limit: client.list_pets(limit=limit))
+        client.close()
+        del client
+        gc.collect()
+        os.write(write_end, json.dumps(outcome).encode())
+        sys.exit(0)  # a normal exit: atexit handlers and weakref finalizers run
+    os.close(write_end)
+    parent = tally(range(1, 51), lambda limit: client.list_pets(limit=limit))
+    child = json.loads(os.read(read_end, 65536))
+    _, status = os.waitpid(pid, 0)
+    raw = client.with_raw_response.list_pets(limit=1)
+    after = {"same_connection": local_port(raw) == port_before, "retries": raw.retries_taken}
+    client.close()
+    return {"parent": parent, "child": child, "child_exit": status, "after": after}
+
+
+def run_async() -> dict[str, Any]:
+    client = AsyncClient(api_key, base_url=base_url, max_retries=0)
+    loop = asyncio.new_event_loop()  # the parent's loop: still open at the fork
+    port_before = local_port(loop.run_until_complete(client.with_raw_response.list_pets(limit=1)))
+
+    read_end, write_end = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        os.close(read_end)
+
+        async def child_main() -> dict[str, Any]:
+            # A new event loop in the child, as a worker process would start.
+            outcome: dict[str, Any] = {"crossed": 0, "errors": 0}
+            for index in range(calls):
+                limit = 51 + index % 50
+                try:
+                    outcome["crossed"] += len(await client.list_pets(limit=limit)) != limit
+                except Exception as exc:
+                    outcome["errors"] += 1
+                    outcome["last_error"] = f"{type(exc).__name__}: {exc}"
+            await client.aclose()
+            return outcome
+
+        outcome = asyncio.run(child_main())
+        os.write(write_end, json.dumps(outcome).encode())
+        sys.exit(0)
+    os.close(write_end)
+    parent = tally(
+        range(1, 51), lambda limit: loop.run_until_complete(client.list_pets(limit=limit))
+    )
+    child = json.loads(os.read(read_end, 65536))
+    _, status = os.waitpid(pid, 0)
+    raw = loop.run_until_complete(client.with_raw_response.list_pets(limit=1))
+    after = {"same_connection": local_port(raw) == port_before, "retries": raw.retries_taken}
+    loop.run_until_complete(client.aclose())
+    loop.run_until_complete(loop.shutdown_asyncgens())
+    loop.close()
+    return {"parent": parent, "child": child, "child_exit": status, "after": after}
+
+
+if __name__ == "__main__":
+    print(json.dumps(run_sync() if kind == "sync" else run_async()))

@@ -1,0 +1,48 @@
+"""Pre-fork servers and process pools: a client used before ``os.fork()`` works in both
+processes, each on its own connections, and the child leaves the parent's alone.
+
+The processes are real (``tests/field/fork_script.py`` forks), and so is the server: the
+built-in store's HTTP server on 127.0.0.1.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from animalstore_client.testing import FakeAnimalStore
+
+SCRIPT = Path(__file__).with_name("fork_script.py")
+KEY = "sk-fork-test"
+CALLS = 300
+
+
+@pytest.mark.parametrize("kind", ["sync", "async"])
+def test_parent_and_child_each_get_their_own_answers(kind: str) -> None:
+    store = FakeAnimalStore(api_keys={KEY})
+    for number in range(100):
+        store.add_pet(f"pet{number}", 1, "available")
+
+    with store.serve() as base_url:
+        finished = subprocess.run(
+            [sys.executable, str(SCRIPT), base_url, KEY, kind, str(CALLS)],
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
+        )
+
+    assert finished.returncode == 0, finished.stderr
+    assert finished.stderr == ""
+    outcome = json.loads(finished.stdout)
+    assert outcome["parent"] == {"crossed": 0, "errors": 0}
+    assert outcome["child"] == {"crossed": 0, "errors": 0}
+    assert outcome["child_exit"] == 0
+    # The child closed its client and exited; the parent's pooled connection was not touched.
+    assert outcome["after"] == {"same_connection": True, "retries": 0}
+    # 1 call before the fork, CALLS in each process, 1 after.
+    assert len(store.requests) == 2 * CALLS + 2
