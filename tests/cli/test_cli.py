@@ -666,3 +666,18 @@ def test_mock_server_on_a_busy_port_exits_1(silent_listener: socket.socket) -> N
     assert (result.returncode, result.stdout) == (1, "")
     [error] = result.stderr_lines()
     assert error.startswith(f"error: cannot serve on port {port}: ")
+
+
+def test_an_absurd_retry_after_from_the_server_is_an_error_line_not_a_traceback() -> None:
+    from tests.reliability.faultserver import FaultServer, Reply
+
+    busy = {"code": "busy", "message": "try later", "status": 503}
+    absurd = (("Retry-After", "Mon, 1 Jan 99999999999999999999 00:00:00 GMT"),)
+    with FaultServer() as server:
+        server.script(Reply(503, json=busy, headers=absurd), Reply(503, json=busy, headers=absurd))
+        result = run("--max-retries 1 pets list", base_url=server.base_url)
+        assert len(server.requests) == 2
+
+    assert result.returncode == 1
+    assert result.stdout == ""
+    assert result.stderr_lines() == ["error: 503 busy: try later"]

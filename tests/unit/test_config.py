@@ -16,6 +16,7 @@ import respx
 
 from animalstore_client import BASE_URLS, AsyncClient, Client, Environment
 from animalstore_client import _logging as sdk_logging
+from tests.conftest import Api
 
 PRODUCTION = "https://api.animalstore.example/v1/"
 STAGING = "https://staging.api.animalstore.example/v1/"
@@ -241,6 +242,31 @@ def test_invalid_base_url_variable_is_rejected(
     with pytest.raises(ValueError, match=r"^ANIMALSTORE_BASE_URL\b") as excinfo:
         make_api(base_url=None)
     assert excinfo.type is ValueError
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "https://user:hunter2-pw@api.test/v1",
+        "https://:hunter2-pw@api.test/v1",
+        "https://hunter2-pw@api.test/v1",
+        "https://user:hunter2-pw@api.test/v1?x=1",
+    ],
+)
+@pytest.mark.parametrize("source", ["base_url", "ANIMALSTORE_BASE_URL"])
+def test_credentials_in_the_base_url_are_refused_without_showing_them(
+    make_api: MakeApi, monkeypatch: pytest.MonkeyPatch, url: str, source: str
+) -> None:
+    if source == "base_url":
+        arguments = {"base_url": url}
+    else:
+        monkeypatch.setenv("ANIMALSTORE_BASE_URL", url)
+        arguments = {"base_url": None}
+    with pytest.raises(ValueError, match=rf"^{source} must not contain credentials") as caught:
+        make_api(**arguments)
+    assert "api_key=" in str(caught.value)
+    assert "hunter2" not in str(caught.value)
+    assert "hunter2" not in repr(caught.value)
 
 
 @pytest.mark.parametrize("base_url", ["http://h.test/api/v1", "http://h.test/api/v1/"])
@@ -515,6 +541,75 @@ def test_an_httpx_timeout_is_checked_phase_by_phase(
 
 def test_an_httpx_timeout_without_a_limit_is_accepted(make_api: MakeApi) -> None:
     assert make_api(timeout=httpx.Timeout(None)).timeout == httpx.Timeout(None)
+
+
+NO_LIMIT = {"connect": None, "read": None, "write": None, "pool": None}
+
+
+def test_timeout_none_means_no_limit_as_in_httpx(
+    make_api: MakeApi, pets_route: respx.Route
+) -> None:
+    api = make_api(timeout=None)
+    assert api.timeout == httpx.Timeout(None)
+    api.list_pets()
+    assert pets_route.calls.last.request.extensions["timeout"] == NO_LIMIT
+
+
+def test_with_options_timeout_none_means_no_limit_and_omitted_keeps(
+    make_api: MakeApi, pets_route: respx.Route
+) -> None:
+    api = make_api(timeout=3.0, max_retries=4)
+    unlimited = Api(api.target.with_options(timeout=None), api._loop)
+    assert unlimited.timeout == httpx.Timeout(None)
+    assert unlimited.max_retries == 4
+    assert api.with_options(max_retries=0).timeout == httpx.Timeout(3.0)
+    unlimited.list_pets()
+    assert pets_route.calls.last.request.extensions["timeout"] == NO_LIMIT
+
+
+@pytest.mark.parametrize("kinds", CLIENT_KINDS)
+def test_the_given_http_clients_own_timeout_applies_when_none_is_passed(
+    loop: asyncio.AbstractEventLoop, kinds: ClientPair, pets_route: respx.Route
+) -> None:
+    client_class, http_class = kinds
+    http = http_class(timeout=httpx.Timeout(7.0, connect=1.0))
+    try:
+        client = client_class(api_key=KEY, base_url="https://api.test/v1", http_client=http)
+        assert client.timeout == httpx.Timeout(7.0, connect=1.0)
+        run(loop, client.list_pets())
+        sent = pets_route.calls.last.request.extensions["timeout"]
+        assert sent == {"connect": 1.0, "read": 7.0, "write": 7.0, "pool": 7.0}
+
+        explicit = client_class(
+            api_key=KEY, base_url="https://api.test/v1", http_client=http, timeout=2.0
+        )
+        assert explicit.timeout == httpx.Timeout(2.0)
+        run(loop, explicit.list_pets())
+        assert pets_route.calls.last.request.extensions["timeout"] == httpx.Timeout(2.0).as_dict()
+    finally:
+        close(loop, http)
+
+
+@pytest.mark.parametrize("kinds", CLIENT_KINDS)
+def test_the_given_http_clients_timeout_cuts_a_slow_answer_over_a_socket(
+    loop: asyncio.AbstractEventLoop, kinds: ClientPair
+) -> None:
+    from animalstore_client import APITimeoutError
+    from tests.reliability.faultserver import FaultServer, Reply
+
+    client_class, http_class = kinds
+    with FaultServer() as server:
+        server.script(Reply(200, json=[], delay=2.0))
+        http = http_class(timeout=0.2)
+        client = client_class(
+            api_key=KEY, base_url=server.base_url, http_client=http, max_retries=0
+        )
+        try:
+            with pytest.raises(APITimeoutError):
+                run(loop, client.list_pets())
+        finally:
+            close(loop, http)
+        assert len(server.requests) == 1
 
 
 @pytest.mark.parametrize("value", ["caf\u00e9", "\u2603"])

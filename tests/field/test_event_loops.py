@@ -1,0 +1,130 @@
+"""Many event loops: one ``AsyncClient`` used from successive loops, dropped clients, and retry
+waits that leave the loop free. Real sockets, real loops, real sleeps."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from animalstore_client import AsyncClient
+from animalstore_client.testing import FakeAnimalStore
+from tests.reliability.faultserver import FaultServer, Reply
+
+SCRIPT = Path(__file__).with_name("loops_script.py")
+KEY = "sk-loops-test"
+
+
+@pytest.fixture
+def store() -> FakeAnimalStore:
+    store = FakeAnimalStore(api_keys={KEY})
+    store.add_pet("Rex", 3, "available")
+    return store
+
+
+@pytest.fixture
+def base_url(store: FakeAnimalStore) -> Iterator[str]:
+    with store.serve() as url:
+        yield url
+
+
+def test_one_client_works_in_each_of_successive_asyncio_runs(
+    store: FakeAnimalStore, base_url: str
+) -> None:
+    client = AsyncClient(KEY, base_url=base_url, max_retries=0)
+
+    async def first_call() -> object:
+        assert [pet.name for pet in await client.list_pets()] == ["Rex"]
+        return client._pool.http
+
+    pools = [asyncio.run(first_call()) for _ in range(3)]
+
+    assert len(store.requests) == 3
+    assert len({id(pool) for pool in pools}) == 3  # one pool per loop
+    # Each loop's pool was closed by that loop's own shutdown, not left to leak.
+    assert all(pool.is_closed for pool in pools)  # type: ignore[attr-defined]
+    asyncio.run(client.aclose())
+
+
+def test_a_loop_closed_without_shutdown_does_not_break_the_next_one(
+    store: FakeAnimalStore, base_url: str
+) -> None:
+    client = AsyncClient(KEY, base_url=base_url, max_retries=0)
+    loop = asyncio.new_event_loop()
+    loop.run_until_complete(client.list_pets())
+    http = client._pool.http
+
+    async def close_in_its_loop() -> None:
+        # Here the test closes what the loop left open, as the loop's owner should have.
+        await http.aclose()
+
+    loop.run_until_complete(close_in_its_loop())
+    loop.close()
+
+    assert asyncio.run(client.list_pets())[0].name == "Rex"
+    assert len(store.requests) == 2
+    asyncio.run(client.aclose())
+
+
+@pytest.mark.parametrize(
+    ("scenario", "expected"),
+    [
+        ("dropped_after_its_loop_ended", {"ok": True}),
+        ("dropped_while_its_loop_runs", {"closed": True}),
+        ("successive_loops_with_shutdown", {"closed_after_each": [True, True, True]}),
+    ],
+)
+def test_nothing_is_printed_about_pools_and_loops(
+    base_url: str, scenario: str, expected: dict[str, object]
+) -> None:
+    finished = subprocess.run(
+        [sys.executable, "-W", "always", str(SCRIPT), base_url, KEY, scenario],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert finished.returncode == 0, finished.stderr
+    # No "Task exception was never retrieved", "Event loop is closed" or ResourceWarning.
+    assert finished.stderr == ""
+    assert json.loads(finished.stdout) == expected
+
+
+def test_a_retry_wait_leaves_the_event_loop_free() -> None:
+    with FaultServer() as server:
+        server.script(
+            Reply(503, json={"code": "busy", "message": "busy", "status": 503},
+                  headers=(("Retry-After", "0.5"),)),
+            Reply(200, json=[]),
+        )
+        ticks: list[float] = []
+
+        async def tick() -> None:
+            while True:
+                ticks.append(time.monotonic())
+                await asyncio.sleep(0.01)
+
+        async def main() -> float:
+            async with AsyncClient(KEY, base_url=server.base_url, max_retries=1) as client:
+                ticker = asyncio.create_task(tick())
+                await asyncio.sleep(0)
+                started = time.monotonic()
+                assert await client.list_pets() == []
+                elapsed = time.monotonic() - started
+                ticker.cancel()
+                return elapsed
+
+        elapsed = asyncio.run(main())
+
+    assert len(server.requests) == 2
+    assert elapsed >= 0.5
+    # A blocking sleep would have stopped the ticker for the whole half second.
+    assert len(ticks) >= 10
+    longest_gap = max(b - a for a, b in zip(ticks, ticks[1:]))
+    assert longest_gap < 0.4
