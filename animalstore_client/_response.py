@@ -58,8 +58,8 @@ class APIResponse(Generic[T]):
     __slots__ = ("_parsed", "_result_type", "http_response", "retries_taken")
 
     def __init__(self, http_response: httpx.Response, result_type: Any, retries_taken: int) -> None:
-        self.http_response = http_response
-        self.retries_taken = retries_taken
+        self.http_response: httpx.Response = http_response
+        self.retries_taken: int = retries_taken
         self._result_type = result_type
         self._parsed: object = _UNPARSED
 

@@ -54,10 +54,14 @@ A pet created without ``status`` keeps none (the spec does not say what the serv
 assigns): its JSON has no ``status`` key.
 """
 
+from animalstore_client._exports import publish
 from animalstore_client.testing._store import (
     IN_PROCESS_BASE_URL,
     FakeAnimalStore,
     RecordedRequest,
 )
+from animalstore_client.testing._transport import FakeTransport
 
-__all__ = ["IN_PROCESS_BASE_URL", "FakeAnimalStore", "RecordedRequest"]
+__all__ = ["IN_PROCESS_BASE_URL", "FakeAnimalStore", "FakeTransport", "RecordedRequest"]
+
+publish(globals())
