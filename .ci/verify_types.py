@@ -50,7 +50,7 @@ def main(pyright: str, python: str, packages: list[str]) -> int:
                 f"from {installed or '(not found)'}"
             )
             for problem in problems:
-                print(f"  {problem}")
+                print("  " + problem.replace("\n", "\n    "))
             if score < 1 or undocumented or problems or "site-packages" not in installed:
                 failed = True
     return 1 if failed else 0
