@@ -6,8 +6,8 @@ own methods, so a view always has the client's parameters, spelled once, with de
 that editors and ``pyright --verifytypes`` can read.
 """
 
-from __future__ import annotations
-
+# No `from __future__ import annotations`: the views' `Final` annotations stay objects, which
+# `typing.get_type_hints` can read once the classes name the package as their module.
 from collections.abc import Awaitable, Callable, Coroutine
 from typing import Any, Concatenate, Final, Generic, TypeVar, overload
 
@@ -21,6 +21,15 @@ __all__ = ["AsyncRawResponses", "RawResponses"]
 P = ParamSpec("P")
 R = TypeVar("R")
 T = TypeVar("T")
+
+
+class _RawView:
+    """What both raw views hold: a raw copy of their client, which follows its closing."""
+
+    __slots__ = ("_raw",)
+
+    def __init__(self, client: Client | AsyncClient) -> None:
+        self._raw = client._raw_copy()
 
 
 class _RawMethod(Generic[P, R]):
@@ -69,15 +78,6 @@ def _raw_async(
 
 def _deprecated(method: _RawMethod[P, R]) -> _DeprecatedRawMethod[P, R]:
     return _DeprecatedRawMethod(method._name)
-
-
-class _RawView:
-    """What both raw views hold: a raw copy of their client, which follows its closing."""
-
-    __slots__ = ("_raw",)
-
-    def __init__(self, client: Client | AsyncClient) -> None:
-        self._raw = client._raw_copy()
 
 
 class RawResponses(_RawView):
