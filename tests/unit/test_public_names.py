@@ -108,6 +108,22 @@ def test_classes_pickle_by_their_public_name(cls: type) -> None:
     assert b"animalstore_client.testing._" not in data
 
 
+@pytest.mark.parametrize(
+    ("module", "cls"),
+    [
+        ("animalstore_client._models", Pet),
+        ("animalstore_client._models", PetStatus),
+        ("animalstore_client._exceptions", NotFoundError),
+        ("animalstore_client._converter", WireFormatError),
+        ("animalstore_client._client", Client),
+        ("animalstore_client.testing._store", RecordedRequest),
+    ],
+)
+def test_pickles_naming_the_defining_modules_still_load(module: str, cls: type) -> None:
+    # What 1.0.0 wrote: each class under the private module that defines it (protocol 0).
+    assert pickle.loads(f"c{module}\n{cls.__qualname__}\n.".encode()) is cls
+
+
 def test_instances_pickle_by_public_names_into_a_fresh_process() -> None:
     wire_error = WireFormatError(["$.id: required field is missing", "$.name: expected a string"])
     values: list[object] = [
