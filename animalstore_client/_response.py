@@ -48,7 +48,12 @@ def _excerpt(response: httpx.Response) -> str:
 class APIResponse(Generic[T]):
     """A successful (2xx) response, parsed into its result on demand.
 
-    Returned by ``client.with_raw_response.<method>(...)``.
+    Returned by ``client.with_raw_response.<method>(...)``; not meant to be built by users.
+
+    Args:
+        http_response: the 2xx response, body read.
+        result_type: the type ``parse()`` structures the body into (``Pet``, ``list[Pet]``).
+        retries_taken: how many retries it took to get this response.
 
     Attributes:
         http_response: the underlying ``httpx.Response``.

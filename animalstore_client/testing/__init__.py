@@ -14,7 +14,7 @@ Usage, with no animal store server anywhere::
         client.list_pets()
     async_client = store.async_client(max_retries=0)
 
-    # Or hand the transport to any httpx client.
+    # Or hand the transport (a FakeTransport) to any httpx client.
     httpx.Client(transport=store.transport(), base_url="http://fake/v1/")
 
     # A real HTTP server on 127.0.0.1, for anything that needs a URL.
