@@ -11,6 +11,7 @@ import typing
 import warnings
 
 import pytest
+from typing_extensions import get_overloads
 
 import animalstore_client as sdk
 import animalstore_client.testing as sdk_testing
@@ -210,3 +211,15 @@ def test_raw_views_have_the_clients_parameters_and_docs(
 
 def test_fake_transport_is_exported_and_is_what_the_store_hands_out() -> None:
     assert isinstance(FakeAnimalStore().transport(), FakeTransport)
+
+
+def test_raw_views_flag_get_pet_with_the_clients_deprecation_message() -> None:
+    # PEP 702 wants a literal in each place, so the message is written out three times.
+    expected = Client.__dict__["get_pet"].__deprecated__
+    assert AsyncClient.__dict__["get_pet"].__deprecated__ == expected
+    for view_class in (RawResponses, AsyncRawResponses):
+        descriptor = view_class.__dict__["get_pet"]
+        overloads = get_overloads(type(descriptor).__get__)
+        assert [getattr(o, "__deprecated__", None) for o in overloads] == [None, expected]
+        plain = get_overloads(type(view_class.__dict__["list_pets"]).__get__)
+        assert [getattr(o, "__deprecated__", None) for o in plain] == [None, None]
