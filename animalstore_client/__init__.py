@@ -11,8 +11,9 @@ Example::
 The built-in reference store for tests and demos is in ``animalstore_client.testing``.
 """
 
-from animalstore_client._client import AsyncClient, AsyncRawResponses, Client, RawResponses
+from animalstore_client._client import AsyncClient, Client
 from animalstore_client._config import BASE_URLS, DEFAULT_MAX_RETRIES, DEFAULT_TIMEOUT, Environment
+from animalstore_client._converter import WireFormatError
 from animalstore_client._exceptions import (
     AnimalStoreError,
     APIConnectionError,
@@ -26,9 +27,11 @@ from animalstore_client._exceptions import (
     NotFoundError,
     RateLimitError,
 )
+from animalstore_client._exports import publish
 from animalstore_client._models import Error, NewPet, Pet, PetStatus
+from animalstore_client._raw import AsyncRawResponses, RawResponses
 from animalstore_client._response import APIResponse
-from animalstore_client._types import NOT_GIVEN, NotGiven
+from animalstore_client._types import NOT_GIVEN, NotGiven, PetStatusLiteral
 from animalstore_client._version import __version__
 
 __all__ = [
@@ -56,7 +59,11 @@ __all__ = [
     "NotGiven",
     "Pet",
     "PetStatus",
+    "PetStatusLiteral",
     "RateLimitError",
     "RawResponses",
+    "WireFormatError",
     "__version__",
 ]
+
+publish(globals())

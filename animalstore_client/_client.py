@@ -1,8 +1,8 @@
 """``Client`` and ``AsyncClient``, which differ only in how they send and sleep.
 
 Configuration and ``with_options`` are shared in a base class; each subclass only sends
-requests and sleeps between attempts, the one way its I/O model allows, and has its own small
-raw-response view.
+requests and sleeps between attempts, the one way its I/O model allows. Their raw-response
+views are in ``_raw``.
 
 Each method is one line: check the arguments and build the request recipe (``_operations``),
 then drive a ``Call`` (``_call``), which owns retries, parsing and errors.
@@ -12,12 +12,12 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Awaitable, Callable, Coroutine, Mapping
+from collections.abc import Coroutine, Mapping
 from functools import cached_property
-from typing import Any, Generic, TypeVar, cast
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 import httpx
-from typing_extensions import ParamSpec, Self, deprecated
+from typing_extensions import Self, deprecated
 
 from animalstore_client import _operations as ops
 from animalstore_client._call import Call
@@ -31,13 +31,14 @@ from animalstore_client._config import (
 from animalstore_client._logging import configure_from_env
 from animalstore_client._models import Pet, PetStatus
 from animalstore_client._pool import AsyncPool, BorrowedPool, SyncPool
-from animalstore_client._response import APIResponse
-from animalstore_client._types import NOT_GIVEN, NotGiven
+from animalstore_client._types import NOT_GIVEN, NotGiven, PetStatusLiteral
+
+if TYPE_CHECKING:
+    from animalstore_client._raw import AsyncRawResponses, RawResponses
 
 __all__ = ["AsyncClient", "Client"]
 
 T = TypeVar("T")
-P = ParamSpec("P")
 HttpT = TypeVar("HttpT", httpx.Client, httpx.AsyncClient)
 
 
@@ -187,43 +188,6 @@ class _BaseClient(Generic[HttpT]):
         )
 
 
-def _returning_raw(method: Callable[P, T]) -> Callable[P, APIResponse[T]]:
-    # `method` belongs to a raw copy of the client (see `_raw_copy`), which returns the
-    # APIResponse at run time; this only tells the type checker so.
-    return cast("Callable[P, APIResponse[T]]", method)
-
-
-def _returning_raw_async(
-    method: Callable[P, Awaitable[T]],
-) -> Callable[P, Coroutine[Any, Any, APIResponse[T]]]:
-    return cast("Callable[P, Coroutine[Any, Any, APIResponse[T]]]", method)
-
-
-class RawResponses:
-    """``client.with_raw_response``: the client's methods, returning an ``APIResponse``.
-
-    Use it to read the status, headers or ``x-request-id``; call ``.parse()`` for the result.
-    """
-
-    def __init__(self, client: Client) -> None:
-        raw = client._raw_copy()
-        self.list_pets = _returning_raw(raw.list_pets)
-        self.create_pet = _returning_raw(raw.create_pet)
-        self.get_pet = _returning_raw(raw.get_pet)  # type: ignore[deprecated]
-
-
-class AsyncRawResponses:
-    """``client.with_raw_response``: the client's methods, returning an ``APIResponse``.
-
-    Await a method, then read the status, headers or ``x-request-id``; ``.parse()`` is a
-    plain call, not awaited, since the body has already been read.
-    """
-
-    def __init__(self, client: AsyncClient) -> None:
-        raw = client._raw_copy()
-        self.list_pets = _returning_raw_async(raw.list_pets)
-        self.create_pet = _returning_raw_async(raw.create_pet)
-        self.get_pet = _returning_raw_async(raw.get_pet)  # type: ignore[deprecated]
 
 
 class Client(_BaseClient[httpx.Client]):
@@ -240,14 +204,15 @@ class Client(_BaseClient[httpx.Client]):
     _pool_class = SyncPool
 
     def list_pets(
-        self, *, limit: int | None = None, status: PetStatus | str | None = None
+        self, *, limit: int | None = None, status: PetStatus | PetStatusLiteral | None = None
     ) -> list[Pet]:
         """List animals, optionally only those with one status (``GET /pets``).
 
         Args:
             limit: at most this many animals, 1 to 100; not sent when ``None``, so that the
                 service's default (20) applies.
-            status: only animals with this status: a ``PetStatus`` or its value.
+            status: only animals with this status: a ``PetStatus`` or its value
+                (``"available"``, ``"pending"``, ``"sold"``).
 
         Returns:
             The animals, in the service's order.
@@ -263,7 +228,11 @@ class Client(_BaseClient[httpx.Client]):
         return self._request(ops.list_pets(limit=limit, status=status))
 
     def create_pet(
-        self, *, name: str, category_id: int, status: PetStatus | str | None = None
+        self,
+        *,
+        name: str,
+        category_id: int,
+        status: PetStatus | PetStatusLiteral | None = None,
     ) -> Pet:
         """Add an animal (``POST /pets``); never creates it twice.
 
@@ -273,7 +242,8 @@ class Client(_BaseClient[httpx.Client]):
         Args:
             name: the animal's name.
             category_id: the category it belongs to (an int64).
-            status: its status: a ``PetStatus`` or its value; ``None`` leaves it to the service.
+            status: its status: a ``PetStatus`` or its value (``"available"``, ``"pending"``,
+                ``"sold"``); ``None`` leaves it to the service.
 
         Returns:
             The animal as created, with its assigned ``id``.
@@ -320,6 +290,8 @@ class Client(_BaseClient[httpx.Client]):
     @cached_property
     def with_raw_response(self) -> RawResponses:
         """The same methods, returning an ``APIResponse`` (status, headers, ``.parse()``)."""
+        from animalstore_client._raw import RawResponses  # it imports this module
+
         return RawResponses(self)
 
     def close(self) -> None:
@@ -363,14 +335,15 @@ class AsyncClient(_BaseClient[httpx.AsyncClient]):
     _pool_class = AsyncPool
 
     async def list_pets(
-        self, *, limit: int | None = None, status: PetStatus | str | None = None
+        self, *, limit: int | None = None, status: PetStatus | PetStatusLiteral | None = None
     ) -> list[Pet]:
         """List animals, optionally only those with one status (``GET /pets``).
 
         Args:
             limit: at most this many animals, 1 to 100; not sent when ``None``, so that the
                 service's default (20) applies.
-            status: only animals with this status: a ``PetStatus`` or its value.
+            status: only animals with this status: a ``PetStatus`` or its value
+                (``"available"``, ``"pending"``, ``"sold"``).
 
         Returns:
             The animals, in the service's order.
@@ -386,7 +359,11 @@ class AsyncClient(_BaseClient[httpx.AsyncClient]):
         return await self._request(ops.list_pets(limit=limit, status=status))
 
     async def create_pet(
-        self, *, name: str, category_id: int, status: PetStatus | str | None = None
+        self,
+        *,
+        name: str,
+        category_id: int,
+        status: PetStatus | PetStatusLiteral | None = None,
     ) -> Pet:
         """Add an animal (``POST /pets``); never creates it twice.
 
@@ -396,7 +373,8 @@ class AsyncClient(_BaseClient[httpx.AsyncClient]):
         Args:
             name: the animal's name.
             category_id: the category it belongs to (an int64).
-            status: its status: a ``PetStatus`` or its value; ``None`` leaves it to the service.
+            status: its status: a ``PetStatus`` or its value (``"available"``, ``"pending"``,
+                ``"sold"``); ``None`` leaves it to the service.
 
         Returns:
             The animal as created, with its assigned ``id``.
@@ -454,6 +432,8 @@ class AsyncClient(_BaseClient[httpx.AsyncClient]):
     @cached_property
     def with_raw_response(self) -> AsyncRawResponses:
         """The same methods, returning an ``APIResponse`` (status, headers, ``.parse()``)."""
+        from animalstore_client._raw import AsyncRawResponses  # it imports this module
+
         return AsyncRawResponses(self)
 
     async def aclose(self) -> None:

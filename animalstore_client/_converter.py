@@ -20,6 +20,7 @@ from cattrs.cols import is_mutable_sequence, list_structure_factory
 from cattrs.errors import ClassValidationError, IterableValidationError
 from cattrs.gen import make_dict_structure_fn, make_dict_unstructure_fn, override
 
+from animalstore_client._exceptions import AnimalStoreError
 from animalstore_client._validation import INT64_MAX, INT64_MIN
 
 __all__ = ["WireFormatError", "enum_value", "structure", "unstructure", "wire_name"]
@@ -29,8 +30,14 @@ T = TypeVar("T")
 _MAX_PROBLEMS = 3
 
 
-class WireFormatError(ValueError):
+class WireFormatError(AnimalStoreError, ValueError):
     """Data does not have the shape of the wire format; the message names the field as on the wire.
+
+    Raised by ``Model.from_dict``; a ``ValueError`` too. A response body that does not fit
+    raises ``APIResponseValidationError`` instead.
+
+    Args:
+        problems: each problem as ``"<path>: <what is wrong>"``.
 
     Attributes:
         problems: each problem as ``"<path>: <what is wrong>"``, for example
@@ -38,10 +45,14 @@ class WireFormatError(ValueError):
     """
 
     def __init__(self, problems: list[str]) -> None:
-        shown = "; ".join(problems[:_MAX_PROBLEMS])
-        more = len(problems) - _MAX_PROBLEMS
-        super().__init__(shown + (f"; and {more} more" if more > 0 else ""))
-        self.problems = problems
+        # The problems are the only argument, so that pickle rebuilds the same exception.
+        super().__init__(problems)
+        self.problems: list[str] = problems
+
+    def __str__(self) -> str:
+        shown = "; ".join(self.problems[:_MAX_PROBLEMS])
+        more = len(self.problems) - _MAX_PROBLEMS
+        return shown + (f"; and {more} more" if more > 0 else "")
 
 
 def wire_name(attribute: str) -> str:

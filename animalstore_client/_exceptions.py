@@ -1,8 +1,10 @@
 """The SDK's one exception hierarchy.
 
-Every exception raised for an API call is an ``AnimalStoreError``::
+Every exception raised for an API call, or for data that does not fit the wire format, is an
+``AnimalStoreError``::
 
     AnimalStoreError
+    ├── WireFormatError                  Model.from_dict(bad data); also a ValueError
     └── APIError                         .request
         ├── APIConnectionError           no response (DNS, refused, reset)
         │   └── APITimeoutError
@@ -44,7 +46,7 @@ __all__ = [
 
 
 class AnimalStoreError(Exception):
-    """Base class of every exception the SDK raises for an API call."""
+    """Base class of every exception the SDK raises for an API call or for malformed data."""
 
 
 class APIError(AnimalStoreError):
@@ -57,8 +59,8 @@ class APIError(AnimalStoreError):
 
     def __init__(self, message: str, *, request: httpx.Request) -> None:
         super().__init__(message)
-        self.message = message
-        self.request = request
+        self.message: str = message
+        self.request: httpx.Request = request
 
     def __reduce__(self) -> tuple[Any, ...]:
         # For pickle (a ProcessPoolExecutor worker's error) and copy. BaseException's own
@@ -92,7 +94,7 @@ class APIResponseValidationError(APIError):
 
     def __init__(self, message: str, *, response: httpx.Response) -> None:
         super().__init__(message, request=response.request)
-        self.response = response
+        self.response: httpx.Response = response
 
     def _rebuild_keywords(self) -> dict[str, Any]:
         return {"response": _safe_response(self.response)}
@@ -112,10 +114,10 @@ class APIStatusError(APIError):
 
     def __init__(self, message: str, *, response: httpx.Response, error: Error | None) -> None:
         super().__init__(message, request=response.request)
-        self.response = response
-        self.status_code = response.status_code
-        self.error = error
-        self.code = error.code if error is not None else None
+        self.response: httpx.Response = response
+        self.status_code: int = response.status_code
+        self.error: Error | None = error
+        self.code: str | None = error.code if error is not None else None
         self.request_id: str | None = response.headers.get("x-request-id")
 
     def _rebuild_keywords(self) -> dict[str, Any]:

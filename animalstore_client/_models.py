@@ -48,8 +48,8 @@ class _WireModel:
             The model instance.
 
         Raises:
-            ValueError: a field is missing or has the wrong type; the message names it by its
-                wire name (for example ``$.categoryId``).
+            WireFormatError: (a ``ValueError``) a field is missing or has the wrong type; the
+                message names it by its wire name (for example ``$.categoryId``).
         """
         return structure(data, cls)
 

@@ -52,7 +52,12 @@ def _excerpt(response: httpx.Response) -> str:
 class APIResponse(Generic[T]):
     """A successful (2xx) response, parsed into its result on demand.
 
-    Returned by ``client.with_raw_response.<method>(...)``.
+    Returned by ``client.with_raw_response.<method>(...)``; not meant to be built by users.
+
+    Args:
+        http_response: the 2xx response, body read.
+        result_type: the type ``parse()`` structures the body into (``Pet``, ``list[Pet]``).
+        retries_taken: how many retries it took to get this response.
 
     Attributes:
         http_response: the underlying ``httpx.Response``.
@@ -62,8 +67,8 @@ class APIResponse(Generic[T]):
     __slots__ = ("_parsed", "_result_type", "http_response", "retries_taken")
 
     def __init__(self, http_response: httpx.Response, result_type: Any, retries_taken: int) -> None:
-        self.http_response = http_response
-        self.retries_taken = retries_taken
+        self.http_response: httpx.Response = http_response
+        self.retries_taken: int = retries_taken
         self._result_type = result_type
         self._parsed: object = _UNPARSED
 

@@ -1,4 +1,4 @@
-"""Types shared across the public API: the ``NOT_GIVEN`` sentinel.
+"""Types shared across the public API: the ``NOT_GIVEN`` sentinel and ``PetStatusLiteral``.
 
 ``None`` is a meaningful value for some arguments (``timeout=None`` means no limit, as in
 httpx), so "the caller did not pass this" needs a value of its own that type checkers can tell
@@ -7,9 +7,17 @@ apart from ``None``.
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Literal, TypeAlias
 
-__all__ = ["NOT_GIVEN", "NotGiven"]
+__all__ = ["NOT_GIVEN", "NotGiven", "PetStatusLiteral"]
+
+PetStatusLiteral: TypeAlias = Literal["available", "pending", "sold"]
+"""The values of ``PetStatus`` as string literals, for annotating ``status`` arguments.
+
+Type checkers reject any other string where it is expected, and editors complete the values.
+It lists what ``status`` arguments accept; what the API returns may hold a status this version
+of the SDK does not know, so ``Pet.status`` stays ``PetStatus | str | None``.
+"""
 
 
 class NotGiven:

@@ -14,7 +14,7 @@ Usage, with no animal store server anywhere::
         client.list_pets()
     async_client = store.async_client(max_retries=0)
 
-    # Or hand the transport to any httpx client.
+    # Or hand the transport (a FakeTransport) to any httpx client.
     httpx.Client(transport=store.transport(), base_url="http://fake/v1/")
 
     # A real HTTP server on 127.0.0.1, for anything that needs a URL.
@@ -54,10 +54,14 @@ A pet created without ``status`` keeps none (the spec does not say what the serv
 assigns): its JSON has no ``status`` key.
 """
 
+from animalstore_client._exports import publish
 from animalstore_client.testing._store import (
     IN_PROCESS_BASE_URL,
     FakeAnimalStore,
     RecordedRequest,
 )
+from animalstore_client.testing._transport import FakeTransport
 
-__all__ = ["IN_PROCESS_BASE_URL", "FakeAnimalStore", "RecordedRequest"]
+__all__ = ["IN_PROCESS_BASE_URL", "FakeAnimalStore", "FakeTransport", "RecordedRequest"]
+
+publish(globals())

@@ -18,11 +18,11 @@ import httpx
 
 from animalstore_client._client import AsyncClient, Client
 from animalstore_client._models import Pet, PetStatus
+from animalstore_client._types import PetStatusLiteral
+from animalstore_client.testing._transport import FakeTransport
 
 if TYPE_CHECKING:
     from contextlib import AbstractContextManager
-
-    from animalstore_client.testing._transport import FakeTransport
 
 __all__ = ["IN_PROCESS_BASE_URL", "FakeAnimalStore", "RawResponse", "RecordedRequest"]
 
@@ -156,11 +156,17 @@ class FakeAnimalStore:
         with self._lock:
             return list(self._requests)
 
-    def add_pet(self, name: str, category_id: int, status: PetStatus | str | None = None) -> Pet:
+    def add_pet(
+        self,
+        name: str,
+        category_id: int,
+        status: PetStatus | PetStatusLiteral | str | None = None,
+    ) -> Pet:
         """Store a pet directly, as if a client had created it, and assign it the next id.
 
         No validation is done, so a test can seed data the API would reject on creation,
-        such as a status value unknown to this SDK version.
+        such as a status value unknown to this SDK version: ``status`` takes any string
+        (editors still complete the known values).
 
         Args:
             name: the pet's name.
@@ -199,9 +205,6 @@ class FakeAnimalStore:
         Returns:
             The transport, bound to this store.
         """
-        # Imported here: the transport module is needed only by those who plug the store in.
-        from animalstore_client.testing._transport import FakeTransport
-
         return FakeTransport(self)
 
     def client(self, **options: Any) -> Client:

@@ -341,7 +341,7 @@ def random_route(draw: st.DrawFn) -> Case:
         | st.text(string.ascii_uppercase, min_size=1, max_size=7)
     )
     segment = st.text(
-        st.characters(exclude_categories=("Cs",), exclude_characters="/?#"), min_size=1, max_size=8
+        st.characters(exclude_categories=["Cs"], exclude_characters="/?#"), min_size=1, max_size=8
     ).filter(lambda s: s not in (".", ".."))
     path = draw(
         st.one_of(

@@ -4,6 +4,7 @@ waits that leave the loop free. Real sockets, real loops, real sleeps."""
 from __future__ import annotations
 
 import asyncio
+import itertools
 import json
 import subprocess
 import sys
@@ -126,5 +127,5 @@ def test_a_retry_wait_leaves_the_event_loop_free() -> None:
     assert elapsed >= 0.5
     # A blocking sleep would have stopped the ticker for the whole half second.
     assert len(ticks) >= 10
-    longest_gap = max(b - a for a, b in zip(ticks, ticks[1:]))
+    longest_gap = max(b - a for a, b in itertools.pairwise(ticks))
     assert longest_gap < 0.4

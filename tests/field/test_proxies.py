@@ -124,7 +124,9 @@ def test_a_proxy_that_cannot_be_reached_is_an_api_connection_error(
     from animalstore_client import APIConnectionError
 
     monkeypatch.setenv("HTTP_PROXY", "http://127.0.0.1:9")
-    with Client(api_key=KEY, base_url=base_url, max_retries=0) as client:
-        with pytest.raises(APIConnectionError):
-            client.list_pets()
+    with (
+        Client(api_key=KEY, base_url=base_url, max_retries=0) as client,
+        pytest.raises(APIConnectionError),
+    ):
+        client.list_pets()
     assert store.requests == []

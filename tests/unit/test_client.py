@@ -66,7 +66,7 @@ def test_raw_views_expose_the_same_methods(loop: asyncio.AbstractEventLoop) -> N
 
 def test_get_pet_is_marked_deprecated_for_type_checkers() -> None:
     for cls in (Client, AsyncClient):
-        message = cls.get_pet.__deprecated__  # type: ignore[attr-defined]
+        message = cls.__dict__["get_pet"].__deprecated__
         assert "5 December 2030" in message
         assert "list_pets() with a status filter" in message
 
@@ -77,7 +77,7 @@ def test_get_pet_warns_at_the_callers_line(mock_api: respx.MockRouter) -> None:
 
     line = inspect.currentframe().f_lineno + 2  # type: ignore[union-attr]
     with pytest.warns(DeprecationWarning, match="5 December 2030") as caught:
-        client.get_pet(7)
+        client.get_pet(7)  # type: ignore[deprecated]
 
     assert len(caught) == 1
     assert caught[0].filename == __file__
@@ -94,7 +94,7 @@ def test_async_get_pet_warns_at_the_callers_line(
 
     async def caller() -> int:
         line = inspect.currentframe().f_lineno + 1  # type: ignore[union-attr]
-        await client.get_pet(7)
+        await client.get_pet(7)  # type: ignore[deprecated]
         return line
 
     with pytest.warns(DeprecationWarning, match="5 December 2030") as caught:
@@ -158,7 +158,7 @@ def test_context_managers_close_the_pool(
     async def use() -> httpx.AsyncClient:
         async with AsyncClient(api_key=API_KEY, base_url=BASE_URL) as async_client:
             await async_client.list_pets()
-            async_http = async_client._pool.http
+            async_http: httpx.AsyncClient = async_client._pool.http
             assert not async_http.is_closed
         return async_http
 
@@ -257,7 +257,7 @@ def test_calling_async_get_pet_returns_a_coroutine(
     client = AsyncClient(api_key=API_KEY, base_url=BASE_URL)
 
     with pytest.warns(DeprecationWarning, match="5 December 2030"):
-        pending = client.get_pet(7)
+        pending = client.get_pet(7)  # type: ignore[deprecated]
 
     assert inspect.iscoroutine(pending)
     assert loop.run_until_complete(pending).id == 7
@@ -304,7 +304,7 @@ def test_async_get_pet_checks_its_argument_when_awaited_like_the_others(
 ) -> None:
     client = AsyncClient(api_key=API_KEY, base_url=BASE_URL)
     with pytest.warns(DeprecationWarning, match="5 December 2030"):
-        pending = client.get_pet("7")  # type: ignore[arg-type]
+        pending = client.get_pet("7")  # type: ignore[arg-type, deprecated]
     pending_list = client.list_pets(limit="7")  # type: ignore[arg-type]
 
     for awaitable in (pending, pending_list):

@@ -257,9 +257,8 @@ def test_invalid_base_url_variable_is_rejected(
 def test_credentials_in_the_base_url_are_refused_without_showing_them(
     make_api: MakeApi, monkeypatch: pytest.MonkeyPatch, url: str, source: str
 ) -> None:
-    if source == "base_url":
-        arguments = {"base_url": url}
-    else:
+    arguments: dict[str, str | None] = {"base_url": url}
+    if source != "base_url":
         monkeypatch.setenv("ANIMALSTORE_BASE_URL", url)
         arguments = {"base_url": None}
     with pytest.raises(ValueError, match=rf"^{source} must not contain credentials") as caught:
@@ -436,7 +435,8 @@ def test_given_http_client_is_used_and_not_closed(
     loop: asyncio.AbstractEventLoop, pets_route: respx.Route, kinds: ClientPair
 ) -> None:
     client_class, http_class = kinds
-    http = http_class(headers={"X-Proxy": "1"})
+    # Each kind pairs a client with its own httpx class, a link the checker cannot follow.
+    http: Any = http_class(headers={"X-Proxy": "1"})
     client = client_class(api_key=KEY, base_url="https://api.test/v1", http_client=http)
     try:
         run(loop, client.list_pets())
@@ -543,7 +543,7 @@ def test_an_httpx_timeout_without_a_limit_is_accepted(make_api: MakeApi) -> None
     assert make_api(timeout=httpx.Timeout(None)).timeout == httpx.Timeout(None)
 
 
-NO_LIMIT = {"connect": None, "read": None, "write": None, "pool": None}
+NO_LIMIT: dict[str, float | None] = {"connect": None, "read": None, "write": None, "pool": None}
 
 
 def test_timeout_none_means_no_limit_as_in_httpx(
@@ -572,7 +572,7 @@ def test_the_given_http_clients_own_timeout_applies_when_none_is_passed(
     loop: asyncio.AbstractEventLoop, kinds: ClientPair, pets_route: respx.Route
 ) -> None:
     client_class, http_class = kinds
-    http = http_class(timeout=httpx.Timeout(7.0, connect=1.0))
+    http: Any = http_class(timeout=httpx.Timeout(7.0, connect=1.0))
     try:
         client = client_class(api_key=KEY, base_url="https://api.test/v1", http_client=http)
         assert client.timeout == httpx.Timeout(7.0, connect=1.0)
@@ -600,7 +600,7 @@ def test_the_given_http_clients_timeout_cuts_a_slow_answer_over_a_socket(
     client_class, http_class = kinds
     with FaultServer() as server:
         server.script(Reply(200, json=[], delay=2.0))
-        http = http_class(timeout=0.2)
+        http: Any = http_class(timeout=0.2)
         client = client_class(
             api_key=KEY, base_url=server.base_url, http_client=http, max_retries=0
         )

@@ -199,9 +199,10 @@ def test_the_hierarchy_is_one_tree() -> None:
     ):
         assert cls.__bases__ == (APIStatusError,)
     assert APITimeoutError.__bases__ == (APIConnectionError,)
-    for cls in (APIConnectionError, APIResponseValidationError, APIStatusError):
-        assert cls.__bases__ == (APIError,)
+    for api_error in (APIConnectionError, APIResponseValidationError, APIStatusError):
+        assert api_error.__bases__ == (APIError,)
     assert APIError.__bases__ == (AnimalStoreError,)
+    assert sdk.WireFormatError.__bases__ == (AnimalStoreError, ValueError)
     exported = {name for name in sdk.__all__ if name.endswith("Error") and name != "Error"}
     assert all(issubclass(getattr(sdk, name), AnimalStoreError) for name in exported)
-    assert len(exported) == 11
+    assert len(exported) == 12

@@ -107,7 +107,8 @@ def test_equality_is_by_value(model: Any, changes: dict[str, object]) -> None:
 
 
 def test_pet_and_new_pet_with_same_fields_are_not_equal() -> None:
-    assert NewPet(name="Rex", category_id=3) != Pet(id=1, name="Rex", category_id=3)
+    pet: object = Pet(id=1, name="Rex", category_id=3)
+    assert NewPet(name="Rex", category_id=3) != pet
 
 
 # --- wire format --------------------------------------------------------------------------

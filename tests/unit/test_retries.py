@@ -5,6 +5,7 @@ happens twice.
 from __future__ import annotations
 
 import itertools
+import random
 from collections.abc import Callable
 from datetime import datetime, timedelta, timezone
 from email.utils import format_datetime
@@ -158,7 +159,7 @@ def test_a_create_is_not_retried_after_a_failure_once_sent(
     ids=["429", "503", "connect-error", "connect-timeout", "pool-timeout"],
 )
 def test_a_create_is_retried_with_the_same_key_when_provably_not_processed(
-    api: Api, mock_api: respx.MockRouter, sleeps: list[float], first: object
+    api: Api, mock_api: respx.MockRouter, sleeps: list[float], first: httpx.Response | Exception
 ) -> None:
     route = mock_api.post("/pets").mock(side_effect=[first, httpx.Response(201, json=PET)])
 
@@ -260,9 +261,9 @@ def test_a_zero_or_past_retry_after_waits_the_computed_backoff(
 def test_backoff_doubles_from_half_a_second_to_a_cap_of_eight(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    monkeypatch.setattr(_retries.random, "random", lambda: 0.0)
+    monkeypatch.setattr(random, "random", lambda: 0.0)
     assert [_retries.backoff(n) for n in range(7)] == [0.5, 1.0, 2.0, 4.0, 8.0, 8.0, 8.0]
-    monkeypatch.setattr(_retries.random, "random", lambda: 0.999999)
+    monkeypatch.setattr(random, "random", lambda: 0.999999)
     jittered = [_retries.backoff(n) for n in range(7)]
     assert all(
         0.75 * full <= wait < full
