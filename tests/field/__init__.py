@@ -1,0 +1,25 @@
+"""Tests of the places users run the SDK: notebooks, proxies, forks, process pools, event loops."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+
+def run_script(name: str, *arguments: str, python_options: tuple[str, ...] = ()) -> str:
+    """Run ``tests/field/<name>`` in a fresh interpreter; return its stdout.
+
+    The script must exit 0 and print nothing on stderr (where asyncio, the garbage collector
+    and warnings would complain).
+    """
+    finished = subprocess.run(
+        [sys.executable, *python_options, str(Path(__file__).with_name(name)), *arguments],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert finished.returncode == 0, finished.stderr
+    assert finished.stderr == ""
+    return finished.stdout

@@ -6,19 +6,16 @@ from __future__ import annotations
 import asyncio
 import itertools
 import json
-import subprocess
-import sys
 import time
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 
 from animalstore_client import AsyncClient
 from animalstore_client.testing import FakeAnimalStore
+from tests.field import run_script
 from tests.reliability.faultserver import FaultServer, Reply
 
-SCRIPT = Path(__file__).with_name("loops_script.py")
 KEY = "sk-loops-test"
 
 
@@ -84,24 +81,22 @@ def test_a_loop_closed_without_shutdown_does_not_break_the_next_one(
 def test_nothing_is_printed_about_pools_and_loops(
     base_url: str, scenario: str, expected: dict[str, object]
 ) -> None:
-    finished = subprocess.run(
-        [sys.executable, "-W", "always", str(SCRIPT), base_url, KEY, scenario],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
+    # Nothing on stderr: no "Task exception was never retrieved", no "Event loop is closed",
+    # no ResourceWarning (all warnings are shown).
+    printed = run_script(
+        "loops_script.py", base_url, KEY, scenario, python_options=("-W", "always")
     )
-    assert finished.returncode == 0, finished.stderr
-    # No "Task exception was never retrieved", "Event loop is closed" or ResourceWarning.
-    assert finished.stderr == ""
-    assert json.loads(finished.stdout) == expected
+    assert json.loads(printed) == expected
 
 
 def test_a_retry_wait_leaves_the_event_loop_free() -> None:
     with FaultServer() as server:
         server.script(
-            Reply(503, json={"code": "busy", "message": "busy", "status": 503},
-                  headers=(("Retry-After", "0.5"),)),
+            Reply(
+                503,
+                json={"code": "busy", "message": "busy", "status": 503},
+                headers=(("Retry-After", "0.5"),),
+            ),
             Reply(200, json=[]),
         )
         ticks: list[float] = []

@@ -8,15 +8,12 @@ built-in store's HTTP server on 127.0.0.1.
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
-from pathlib import Path
 
 import pytest
 
 from animalstore_client.testing import FakeAnimalStore
+from tests.field import run_script
 
-SCRIPT = Path(__file__).with_name("fork_script.py")
 KEY = "sk-fork-test"
 CALLS = 300
 
@@ -28,17 +25,8 @@ def test_parent_and_child_each_get_their_own_answers(kind: str) -> None:
         store.add_pet(f"pet{number}", 1, "available")
 
     with store.serve() as base_url:
-        finished = subprocess.run(
-            [sys.executable, str(SCRIPT), base_url, KEY, kind, str(CALLS)],
-            capture_output=True,
-            text=True,
-            timeout=120,
-            check=False,
-        )
+        outcome = json.loads(run_script("fork_script.py", base_url, KEY, kind, str(CALLS)))
 
-    assert finished.returncode == 0, finished.stderr
-    assert finished.stderr == ""
-    outcome = json.loads(finished.stdout)
     assert outcome["parent"] == {"crossed": 0, "errors": 0}
     assert outcome["child"] == {"crossed": 0, "errors": 0}
     assert outcome["child_exit"] == 0
