@@ -188,8 +188,6 @@ class _BaseClient(Generic[HttpT]):
         )
 
 
-
-
 class Client(_BaseClient[httpx.Client]):
     """A synchronous client for the animal store API; safe to share across threads.
 

@@ -121,4 +121,3 @@ class AsyncRawResponses(_RawView):
 
     def __init__(self, client: AsyncClient) -> None:
         super().__init__(client)
-
