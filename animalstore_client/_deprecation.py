@@ -123,11 +123,11 @@ def notice(operation: str, response: httpx.Response) -> str | None:
     if deprecated is None and sunset is None:
         return None
     if deprecated is None:
-        message = f"the service will remove {operation}"
+        message = f"{operation} will be removed by the service"
     else:
-        message = f"the service deprecates {operation} as of {deprecated.date().isoformat()}"
+        message = f"{operation} is deprecated by the service as of {deprecated.date().isoformat()}"
         if sunset is not None:
-            message += " and will remove it"
+            message += " and will be removed"
     if sunset is not None:
         message += f" on {sunset.date().isoformat()}"
     link = deprecation_link(response)
