@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Callable
+from pathlib import Path
 
 import httpx
 import pytest
@@ -400,3 +401,40 @@ def test_with_options_api_key_is_the_one_the_service_judges(
         copy.list_pets()
     assert api.list_pets() == []
     assert route.call_count == 2
+
+
+# -- what type checkers see -------------------------------------------------------------------
+
+USER_CODE = """\
+import httpx
+from animalstore_client import NOT_GIVEN, AsyncClient, Client, NotGiven, Pet
+
+
+async def main(client: Client, aclient: AsyncClient, limit: float | NotGiven) -> None:
+    pets: list[Pet] = client.list_pets(timeout=2.0, extra_headers={"X-A": "1"})
+    client.list_pets(timeout=None)
+    client.list_pets(timeout=NOT_GIVEN)
+    client.list_pets(timeout=limit)
+    await aclient.create_pet(name="R", category_id=3, idempotency_key="k", timeout=httpx.Timeout(1))
+    client.with_raw_response.create_pet(name="Rex", category_id=3, idempotency_key=None)
+    client.with_options(api_key="k", default_headers={"X-B": "2"})
+    client.list_pets(timeout="2")
+    client.list_pets(extra_headers={"X-A": 1})
+    await aclient.create_pet(name="Rex", category_id=3, idempotency_key=7)
+    client.with_options(api_key=None)
+    client.list_pets(idempotency_key="k")
+"""
+
+
+def test_type_checkers_accept_the_options_and_flag_wrong_ones(tmp_path: Path) -> None:
+    from mypy import api as mypy
+
+    user_file = tmp_path / "user.py"
+    user_file.write_text(USER_CODE)
+
+    options = ["--strict", "--no-incremental", "--cache-dir", str(tmp_path / "cache")]
+    stdout, _, status = mypy.run([*options, "--python-version", "3.10", str(user_file)])
+
+    flagged = [line.split(":")[1] for line in stdout.splitlines() if ": error: " in line]
+    assert status == 1
+    assert flagged == ["13", "14", "15", "16", "17"], stdout
