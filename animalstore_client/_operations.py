@@ -15,7 +15,7 @@ from attrs import define
 from animalstore_client._config import check_headers, check_timeout
 from animalstore_client._converter import enum_value, unstructure
 from animalstore_client._models import NewPet, Pet, PetStatus
-from animalstore_client._types import NotGiven
+from animalstore_client._types import NOT_GIVEN, NotGiven
 from animalstore_client._validation import check_enum, check_int, check_str, check_token
 
 __all__ = ["Operation", "create_pet", "get_pet", "list_pets"]
@@ -64,9 +64,15 @@ class Operation(Generic[T]):
 
 
 def list_pets(
-    *, limit: object, status: object, timeout: object, extra_headers: object
+    *,
+    limit: object,
+    status: object,
+    timeout: object = NOT_GIVEN,
+    extra_headers: object = None,
 ) -> Operation[list[Pet]]:
     """Recipe for ``GET /pets``; ``limit`` and ``status`` are sent only when given.
+
+    ``timeout`` and ``extra_headers`` are the call's own, as the client methods take them.
 
     Raises:
         TypeError: ``limit`` is not an int, ``status`` not a str, or a per-call option has the
@@ -95,9 +101,9 @@ def create_pet(
     name: object,
     category_id: object,
     status: object,
-    idempotency_key: object,
-    timeout: object,
-    extra_headers: object,
+    idempotency_key: object = None,
+    timeout: object = NOT_GIVEN,
+    extra_headers: object = None,
 ) -> Operation[Pet]:
     """Recipe for ``POST /pets`` with a ``NewPet`` body and an ``Idempotency-Key``.
 
@@ -135,7 +141,9 @@ def create_pet(
     )
 
 
-def get_pet(pet_id: object, *, timeout: object, extra_headers: object) -> Operation[Pet]:
+def get_pet(
+    pet_id: object, *, timeout: object = NOT_GIVEN, extra_headers: object = None
+) -> Operation[Pet]:
     """Recipe for the deprecated ``GET /pets/{petId}``.
 
     Raises:

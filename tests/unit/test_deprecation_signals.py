@@ -345,3 +345,52 @@ def test_every_structured_field_date_parses_or_is_ignored(seconds: int) -> None:
     if date is not None:
         assert date.tzinfo is not None
         assert int(date.timestamp()) == seconds
+
+
+@given(
+    status=st.integers(min_value=200, max_value=599),
+    deprecation=st.none() | header_values | st.integers(-(10**16), 10**16).map(lambda n: f"@{n}"),
+    sunset=st.none() | header_values,
+    link=st.none() | header_values,
+)
+def test_any_signal_on_any_answer_gives_the_usual_outcome_and_at_most_a_deprecation_warning(
+    status: int, deprecation: str | None, sunset: str | None, link: str | None
+) -> None:
+    from animalstore_client import AnimalStoreError
+    from animalstore_client import _operations as ops
+    from animalstore_client._call import Call
+    from animalstore_client._config import resolve_options
+    from animalstore_client._deprecation import DeprecationNotices
+
+    options = resolve_options(
+        API_KEY,
+        environment=None,
+        base_url=BASE_URL,
+        timeout=5.0,
+        max_retries=0,
+        default_headers=None,
+        environ={},
+    )
+    values = {"deprecation": deprecation, "sunset": sunset, "link": link}
+    headers = [(name, value.encode("latin-1")) for name, value in values.items() if value]
+    with httpx.Client() as builder:
+        call: Call[object] = Call(
+            ops.list_pets(limit=None, status=None),
+            options,
+            builder.build_request,
+            notices=DeprecationNotices(),
+        )
+        response = httpx.Response(status, json=[], headers=headers, request=call.begin())
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            try:
+                assert call.after(response) is None
+                assert call.result == []
+                assert 200 <= status < 300
+            except AnimalStoreError:
+                assert status >= 300
+
+    assert all(w.category is DeprecationWarning for w in caught)
+    assert len(caught) <= 1
+    if caught:
+        assert str(caught[0].message).startswith("GET /pets ")
