@@ -216,6 +216,22 @@ def test_bad_extra_headers_are_refused_before_sending(
     assert len(routes.calls) == 0
 
 
+def test_the_raw_views_take_every_per_call_option(api: Api, routes: respx.MockRouter) -> None:
+    raw = api.with_raw_response
+    options = {"timeout": 3.0, "extra_headers": {"X-Trace": "raw"}}
+
+    listed = raw.list_pets(**options)
+    created = raw.create_pet(name="Rex", category_id=3, idempotency_key="raw-key", **options)
+    with pytest.warns(DeprecationWarning, match="5 December 2030"):
+        fetched = raw.get_pet(7, **options)
+
+    assert [r.status_code for r in (listed, created, fetched)] == [200, 201, 200]
+    for call in routes.calls:
+        assert call.request.extensions["timeout"] == httpx.Timeout(3.0).as_dict()
+        assert call.request.headers["x-trace"] == "raw"
+    assert routes.calls[1].request.headers["idempotency-key"] == "raw-key"
+
+
 # -- idempotency_key --------------------------------------------------------------------------
 
 
