@@ -115,7 +115,7 @@ class Call(Generic[T]):
             self._log_attempt(outcome)
         if isinstance(outcome, httpx.Response):
             headers = outcome.headers
-            if ("deprecation" in headers or "sunset" in headers) and self._notices is not None:
+            if self._notices is not None and ("deprecation" in headers or "sunset" in headers):
                 self._notices.warn_once(self._operation.name, outcome)
             if 200 <= outcome.status_code < 300:
                 # A success is never retried: the common path skips the retry policy.

@@ -25,7 +25,13 @@ from animalstore_client._logging import logger
 if TYPE_CHECKING:
     from datetime import datetime
 
-__all__ = ["DeprecationNotices", "deprecation_date", "deprecation_link", "sunset_date"]
+__all__ = [
+    "DeprecationNotices",
+    "deprecation_date",
+    "deprecation_link",
+    "notice",
+    "sunset_date",
+]
 
 #: RFC 9651 Date: "@" and an Integer (at most 15 digits).
 _SF_DATE = re.compile(r"@(-?[0-9]{1,15})")

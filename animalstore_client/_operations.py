@@ -15,7 +15,7 @@ from attrs import define
 from animalstore_client._config import check_headers, check_timeout
 from animalstore_client._converter import enum_value, unstructure
 from animalstore_client._models import NewPet, Pet, PetStatus
-from animalstore_client._types import NOT_GIVEN, NotGiven
+from animalstore_client._types import NOT_GIVEN
 from animalstore_client._validation import check_enum, check_int, check_str, check_token
 
 __all__ = ["Operation", "create_pet", "get_pet", "list_pets"]
@@ -91,8 +91,9 @@ def list_pets(
         _PETS,
         "GET /pets",
         params=params,
-        headers=_extra_headers(extra_headers),
-        timeout=_timeout(timeout),
+        # Checked only when given: the plain call is the hot path.
+        headers=None if extra_headers is None else _extra_headers(extra_headers),
+        timeout=None if timeout is NOT_GIVEN else _timeout(timeout),
     )
 
 
@@ -128,7 +129,7 @@ def create_pet(
         key = str(uuid.uuid4())
     else:
         key = check_token("idempotency_key", idempotency_key, _MAX_IDEMPOTENCY_KEY)
-    headers = _extra_headers(extra_headers) or {}
+    headers = {} if extra_headers is None else _extra_headers(extra_headers)
     headers["idempotency-key"] = key  # never in extra_headers: check_headers refuses it
     return Operation(
         "POST",
@@ -137,7 +138,7 @@ def create_pet(
         "POST /pets",
         json=unstructure(new_pet),
         headers=headers,
-        timeout=_timeout(timeout),
+        timeout=None if timeout is NOT_GIVEN else _timeout(timeout),
     )
 
 
@@ -155,22 +156,19 @@ def get_pet(
         f"pets/{check_int('pet_id', pet_id)}",
         Pet,
         "GET /pets/{petId}",
-        headers=_extra_headers(extra_headers),
-        timeout=_timeout(timeout),
+        # Checked only when given: the plain call is the hot path.
+        headers=None if extra_headers is None else _extra_headers(extra_headers),
+        timeout=None if timeout is NOT_GIVEN else _timeout(timeout),
         deprecated=True,
     )
 
 
-def _extra_headers(extra_headers: object) -> dict[str, str] | None:
+def _extra_headers(extra_headers: object) -> dict[str, str]:
     """Check a call's ``extra_headers``; names in lower case, as in the client's headers."""
-    if extra_headers is None:
-        return None
     checked = check_headers("extra_headers", extra_headers)
     return {name.lower(): value for name, value in checked.items()}
 
 
-def _timeout(timeout: object) -> dict[str, float | None] | None:
-    """Check a call's ``timeout``; ``None`` when not given (the client's applies)."""
-    if isinstance(timeout, NotGiven):
-        return None
+def _timeout(timeout: object) -> dict[str, float | None]:
+    """Check a call's ``timeout`` and return it as the request extension httpx reads."""
     return check_timeout(timeout).as_dict()
