@@ -27,7 +27,7 @@ from animalstore_client._config import (
     DEFAULT_TIMEOUT,
     ClientOptions,
     Environment,
-    check_headers,
+    merge_headers,
     resolve_options,
 )
 from animalstore_client._deprecation import DeprecationNotices
@@ -157,12 +157,7 @@ class _BaseClient(Generic[HttpT]):
         options = self._options
         headers = options.default_headers
         if not isinstance(default_headers, NotGiven):
-            added = check_headers("default_headers", default_headers)
-            replaced = {name.lower() for name in added}
-            headers = {
-                **{name: v for name, v in headers.items() if name.lower() not in replaced},
-                **added,
-            }
+            headers = merge_headers(headers, default_headers)
         copy = type(self)(
             options.api_key if isinstance(api_key, NotGiven) else api_key,
             base_url=options.base_url,

@@ -27,6 +27,7 @@ __all__ = [
     "Environment",
     "check_headers",
     "check_timeout",
+    "merge_headers",
     "resolve_options",
 ]
 
@@ -199,6 +200,26 @@ def check_headers(argument: str, headers: object) -> dict[str, str]:
         if _FORBIDDEN_IN_HEADER_VALUE.search(value) or not value.isascii():
             raise ValueError(f"{argument}[{name!r}] must be ASCII without CR, LF or NUL")
     return dict(headers)
+
+
+def merge_headers(headers: Mapping[str, str], added: object) -> dict[str, str]:
+    """Return ``headers`` with ``added`` over them, names compared case-insensitively.
+
+    Args:
+        headers: checked default headers.
+        added: more default headers, checked here (``None`` adds none).
+
+    Returns:
+        The merged headers; a name in both keeps the spelling and value of ``added``.
+
+    Raises:
+        TypeError: ``added`` is not a mapping of ``str`` to ``str``.
+        ValueError: ``added`` sets a header the SDK sets itself, or an invalid one.
+    """
+    checked = check_headers("default_headers", added)
+    replaced = {name.lower() for name in checked}
+    kept = {name: value for name, value in headers.items() if name.lower() not in replaced}
+    return {**kept, **checked}
 
 
 def resolve_options(
