@@ -77,9 +77,17 @@ def programs(blocks: list[Block]) -> list[list[Block]]:
 PROGRAMS = programs(python_blocks(README.read_text(encoding="utf-8")))
 
 
+@attrs.frozen
+class MockServer:
+    """A running ``animalstore mock-server``: the lines it printed and the reader's variables."""
+
+    printed: list[str]
+    env: dict[str, str]
+
+
 @pytest.fixture(scope="module")
-def readers_environment() -> Iterator[dict[str, str]]:
-    """The variables a reader has after following the Quickstart: a mock-server's exports."""
+def mock_server() -> Iterator[MockServer]:
+    """The Quickstart's set-up: ``animalstore mock-server`` and its two exports applied."""
     env = example_env()
     server = subprocess.Popen(
         [*MOCK_SERVER, "mock-server", "--port", "0"],
@@ -89,13 +97,14 @@ def readers_environment() -> Iterator[dict[str, str]]:
     )
     try:
         assert server.stdout is not None
-        for line in read_lines(server.stdout, 2, timeout=20):
+        printed = read_lines(server.stdout, 2, timeout=20)
+        for line in printed:
             command, assignment = shlex.split(line)
             assert command == "export"
             name, _, value = assignment.partition("=")
             env[name] = value
         assert set(env) >= {"ANIMALSTORE_API_KEY", "ANIMALSTORE_BASE_URL"}
-        yield env
+        yield MockServer(printed, env)
     finally:
         server.send_signal(signal.SIGINT)
         try:
@@ -113,7 +122,7 @@ def readers_environment() -> Iterator[dict[str, str]]:
     "program", PROGRAMS, ids=[f"line {p[0].line} ({p[0].section})" for p in PROGRAMS]
 )
 def test_readme_block_runs_as_written(
-    program: list[Block], readers_environment: dict[str, str], tmp_path: Path
+    program: list[Block], mock_server: MockServer, tmp_path: Path
 ) -> None:
     source = tmp_path / "readme_block.py"
     source.write_text("\n".join(block.code for block in program), encoding="utf-8")
@@ -121,7 +130,7 @@ def test_readme_block_runs_as_written(
     result = subprocess.run(
         [sys.executable, "-W", "error", str(source)],
         cwd=tmp_path,
-        env=readers_environment,
+        env=mock_server.env,
         capture_output=True,
         text=True,
         timeout=60,
@@ -131,6 +140,15 @@ def test_readme_block_runs_as_written(
     where = f"README.md line {program[0].line}"
     assert result.returncode == 0, f"{where}:\n{result.stdout}{result.stderr}"
     assert result.stderr == "", where
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="stops the mock server with SIGINT")
+def test_the_quickstart_shows_what_mock_server_prints(mock_server: MockServer) -> None:
+    # The README shows the default port, 8080; the test server took a free one.
+    port = re.search(r":(\d+)/v1", mock_server.printed[0])
+    assert port is not None
+    shown = [line.replace(f":{port[1]}/", ":8080/") for line in mock_server.printed]
+    assert "\n".join(shown) in README.read_text(encoding="utf-8")
 
 
 def test_the_blocks_the_issue_named_are_found() -> None:
