@@ -2,8 +2,9 @@
 
 The clients drive it: send ``call.begin()``'s request, hand the response (or the httpx error)
 to ``call.after()``, and either sleep the delay it returns and go round again, or return
-``call.result``. Everything else (request building, retry decisions, logging, parsing and
-error mapping) happens here, once for both clients.
+``call.result``. Everything else (request building with the call's own options, retry
+decisions, logging, the service's deprecation signals, parsing and error mapping) happens here,
+once for both clients.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from typing import Generic, TypeVar
 import httpx
 
 from animalstore_client._config import ClientOptions
+from animalstore_client._deprecation import DeprecationNotices
 from animalstore_client._logging import logger
 from animalstore_client._operations import Operation
 from animalstore_client._response import APIResponse, connection_error, parse_body, status_error
@@ -26,26 +28,23 @@ __all__ = ["Call"]
 T = TypeVar("T")
 
 
-def _idempotency_key() -> str:
-    import uuid  # only POSTs need it; keeps it out of `import animalstore_client`
-
-    return str(uuid.uuid4())
-
-
 class Call(Generic[T]):
     """The state of one API call: its request, its retries so far, and its result.
 
     Args:
-        operation: what to send.
+        operation: what to send, with the call's own headers and timeout, if any.
         options: the client's options.
         build_request: the sending ``httpx`` client's ``build_request``, so that its own
             defaults (headers, cookies, params) apply.
         raw: make ``result`` the ``APIResponse`` instead of the parsed value.
+        notices: where the client family records the operations it has warned about; ``None``
+            never warns about the service's deprecation signals.
     """
 
     __slots__ = (
         "_idempotent",
         "_max_retries",
+        "_notices",
         "_operation",
         "_raw",
         "_started",
@@ -61,22 +60,26 @@ class Call(Generic[T]):
         build_request: Callable[..., httpx.Request],
         *,
         raw: bool = False,
+        notices: DeprecationNotices | None = None,
     ) -> None:
         self._idempotent = operation.idempotent
         headers = options.headers
-        if not self._idempotent:
-            # The same key on every attempt, so a service that deduplicates can.
-            # Lower case, as every name in `headers` is: a user's own Idempotency-Key in any
-            # spelling is replaced, never sent beside this one.
-            headers = {**headers, "idempotency-key": _idempotency_key()}
+        if operation.headers is not None:
+            # Names are lower case on both sides, so the call's own replace the client's
+            # whatever their spelling, and the Idempotency-Key (the same on every attempt, so
+            # that a service that deduplicates can) is never sent beside another.
+            headers = {**headers, **operation.headers}
+        timeout = options.timeout_extension if operation.timeout is None else operation.timeout
         self.request: httpx.Request = build_request(
             operation.method,
             options.base_url + operation.path,
             params=operation.params,
             json=operation.json,
             headers=headers,
-            extensions={"timeout": options.timeout_extension},
+            extensions={"timeout": timeout},
         )
+        # The SDK already warns when a deprecated operation is called: once is enough.
+        self._notices = None if operation.deprecated else notices
         self._operation = operation
         self._max_retries = options.max_retries
         self._raw = raw
@@ -98,6 +101,10 @@ class Call(Generic[T]):
         Returns:
             Seconds to sleep before the next attempt; ``None`` when ``result`` is ready.
 
+        Warns:
+            DeprecationWarning: the response carries the service's ``Deprecation`` or
+                ``Sunset`` header, the first time for this client family and operation.
+
         Raises:
             APIStatusError: (a subclass of) for a non-2xx answer that is not retried.
             APIConnectionError: (or ``APITimeoutError``) when no response came and no retry is
@@ -106,15 +113,19 @@ class Call(Generic[T]):
         """
         if logger.isEnabledFor(logging.DEBUG):
             self._log_attempt(outcome)
-        if isinstance(outcome, httpx.Response) and 200 <= outcome.status_code < 300:
-            # A success is never retried: the common path skips the retry policy.
-            result_type = self._operation.result_type
-            self.result = (
-                APIResponse(outcome, result_type, self.retries)
-                if self._raw
-                else parse_body(outcome, result_type)
-            )
-            return None
+        if isinstance(outcome, httpx.Response):
+            headers = outcome.headers
+            if self._notices is not None and ("deprecation" in headers or "sunset" in headers):
+                self._notices.warn_once(self._operation.name, outcome)
+            if 200 <= outcome.status_code < 300:
+                # A success is never retried: the common path skips the retry policy.
+                result_type = self._operation.result_type
+                self.result = (
+                    APIResponse(outcome, result_type, self.retries)
+                    if self._raw
+                    else parse_body(outcome, result_type)
+                )
+                return None
         delay = retry_delay(
             outcome,
             idempotent=self._idempotent,

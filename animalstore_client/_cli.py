@@ -13,7 +13,8 @@ import logging
 import os
 import sys
 import warnings
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from typing import NoReturn
 
 from animalstore_client._cli_output import OUTPUT_FORMATS, print_error, print_result
@@ -48,8 +49,8 @@ EXIT_STATUSES: tuple[tuple[type[Exception], int], ...] = (
 )
 
 GET_NOTICE = (
-    "notice: 'pets get' uses GET /pets/{petId}, which the service removes on 5 December 2030; "
-    "use 'animalstore pets list --status STATUS' instead."
+    "notice: 'pets get' uses GET /pets/{petId}, which is deprecated: the service removes it on "
+    "5 December 2030; use 'animalstore pets list --status STATUS' instead."
 )
 
 _EPILOG = f"""\
@@ -120,14 +121,23 @@ def _pets_create(args: argparse.Namespace) -> int:
 
 
 def _pets_get(args: argparse.Namespace) -> int:
-    """``pets get``: the deprecated ``GET /pets/{petId}``, with a plain notice on stderr."""
+    """``pets get``: the deprecated ``GET /pets/{petId}``, with a plain notice on stderr.
+
+    The notice follows the call, so that a bad id is reported alone (nothing was sent), and
+    precedes the result or the API's error.
+    """
 
     def get(client: Client) -> Pet:
-        print(GET_NOTICE, file=sys.stderr, flush=True)
         with warnings.catch_warnings():
-            # The notice above says it for command-line users, once.
+            # The notice says it for command-line users, once.
             warnings.simplefilter("ignore", DeprecationWarning)
-            return client.get_pet(args.pet_id)  # type: ignore[deprecated, unused-ignore]
+            try:
+                pet = client.get_pet(args.pet_id)  # type: ignore[deprecated, unused-ignore]
+            except APIError:
+                _notice(GET_NOTICE)
+                raise
+        _notice(GET_NOTICE)
+        return pet
 
     return _call_api(args, get)
 
@@ -142,17 +152,26 @@ def _mock_server(args: argparse.Namespace) -> int:
 def _call_api(args: argparse.Namespace, call: ApiCall) -> int:
     """Build a client from the global options, make one call, and print its result.
 
+    The service's own deprecation signals (the SDK's ``DeprecationWarning``) are printed as
+    ``notice:`` lines on stderr.
+
     Returns:
         ``EXIT_OK``, or the status ``EXIT_STATUSES`` maps the failure to, after printing it.
     """
     try:
-        with Client(
-            api_key=args.api_key,
-            environment=args.environment,
-            base_url=args.base_url,
-            timeout=args.timeout,
-            max_retries=args.max_retries,
-        ) as client:
+        if not (os.environ.get(API_KEY_VARIABLE) if args.api_key is None else args.api_key):
+            # Checked here to word it for the shell: the SDK's own message names api_key=.
+            raise ValueError(f"no API key: set {API_KEY_VARIABLE} or pass --api-key KEY")
+        with (
+            _warnings_as_notices(),
+            Client(
+                api_key=args.api_key,
+                environment=args.environment,
+                base_url=args.base_url,
+                timeout=args.timeout,
+                max_retries=args.max_retries,
+            ) as client,
+        ):
             if args.verbose:
                 # After the client is built, whose own set-up follows ANIMALSTORE_LOG: one
                 # stderr handler, at DEBUG. The SDK's records never carry headers (the key).
@@ -167,6 +186,30 @@ def _call_api(args: argparse.Namespace, call: ApiCall) -> int:
         return status
     print_result(result, args.output)
     return EXIT_OK
+
+
+def _notice(text: str) -> None:
+    print(text, file=sys.stderr, flush=True)
+
+
+@contextmanager
+def _warnings_as_notices() -> Iterator[None]:
+    """Print the ``DeprecationWarning``s raised inside as ``notice:`` lines on stderr.
+
+    Python's own format (file, line, source) means nothing to a command-line user; any other
+    warning is shown as Python would.
+    """
+    show = warnings.showwarning
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", DeprecationWarning)
+        try:
+            yield
+        finally:
+            for warning in caught:
+                if issubclass(warning.category, DeprecationWarning):
+                    _notice(f"notice: {warning.message}")
+                else:
+                    show(warning.message, warning.category, warning.filename, warning.lineno)
 
 
 # -- the parser -----------------------------------------------------------------------------

@@ -26,8 +26,10 @@ from animalstore_client._config import (
     DEFAULT_TIMEOUT,
     ClientOptions,
     Environment,
+    merge_headers,
     resolve_options,
 )
+from animalstore_client._deprecation import DeprecationNotices
 from animalstore_client._logging import configure_from_env
 from animalstore_client._models import Pet, PetStatus
 from animalstore_client._pool import AsyncPool, BorrowedPool, SyncPool
@@ -74,14 +76,15 @@ class _BaseClient(Generic[HttpT]):
             http_client: an ``httpx`` client to send with (for proxies, TLS or transports); it
                 is not closed by ``close()``.
             default_headers: extra headers sent on every request; not ``Authorization``
-                (the key goes in ``api_key``).
+                (the key goes in ``api_key``) nor ``Idempotency-Key`` (``create_pet`` takes
+                ``idempotency_key``).
 
         Raises:
             TypeError: an argument has the wrong type.
             ValueError: no API key, a key with whitespace or control characters, an invalid
                 URL or one with credentials, an unknown environment, both ``environment`` and
-                ``base_url``, a negative ``max_retries``, or ``Authorization`` in
-                ``default_headers``.
+                ``base_url``, a negative ``max_retries``, or ``Authorization`` or
+                ``Idempotency-Key`` in ``default_headers``.
         """
         if http_client is not None and not isinstance(http_client, self._http_class):
             raise TypeError(
@@ -105,6 +108,9 @@ class _BaseClient(Generic[HttpT]):
         # Set on the hidden copy behind `with_raw_response`: the client it answers for, whose
         # closing it follows, even when neither owns the pool.
         self._raw_of: _BaseClient[HttpT] | None = None
+        # Shared with the copies `with_options` makes: the service's deprecation signals warn
+        # once per client family and operation.
+        self._notices = DeprecationNotices()
 
     @property
     def base_url(self) -> str:
@@ -124,44 +130,54 @@ class _BaseClient(Generic[HttpT]):
     def with_options(
         self,
         *,
+        api_key: str | NotGiven = NOT_GIVEN,
         timeout: float | httpx.Timeout | NotGiven | None = NOT_GIVEN,
         max_retries: int | NotGiven = NOT_GIVEN,
+        default_headers: Mapping[str, str] | NotGiven = NOT_GIVEN,
     ) -> Self:
         """Return a copy with other settings that shares this client's connection pool.
 
-        Closing the copy does not close the pool; closing this client does.
+        Closing the copy does not close the pool; closing this client does. The copy also
+        shares which of the service's deprecation signals have been warned about.
 
         Args:
+            api_key: the copy's API key; omitted, this client's.
             timeout: the copy's timeout, as for the constructor (``None``: no limit); omitted,
                 this client's.
             max_retries: the copy's retry budget; omitted, this client's.
+            default_headers: headers merged over this client's default headers for the copy
+                (names compared case-insensitively); checked as for the constructor.
 
         Returns:
             The new client.
 
         Raises:
             TypeError: an argument has the wrong type.
-            ValueError: an argument is out of range.
+            ValueError: an argument is invalid or out of range, as for the constructor.
         """
         options = self._options
+        headers = options.default_headers
+        if not isinstance(default_headers, NotGiven):
+            headers = merge_headers(headers, default_headers)
         return self._copy(
             resolve_options(
-                options.api_key,
+                options.api_key if isinstance(api_key, NotGiven) else api_key,
                 environment=None,
                 base_url=options.base_url,
                 timeout=options.timeout if isinstance(timeout, NotGiven) else timeout,
                 max_retries=(
                     options.max_retries if isinstance(max_retries, NotGiven) else max_retries
                 ),
-                default_headers=options.default_headers,
+                default_headers=headers,
             )
         )
 
     def _copy(self, options: ClientOptions) -> Self:
-        """Return a client with ``options`` that shares this one's pool, which it does not own."""
+        """Return a client with ``options`` sharing this one's pool (not owned) and notices."""
         copy = object.__new__(type(self))
         copy._options = options
         copy._pool = self._pool
+        copy._notices = self._notices
         copy._owns_pool = False
         copy._closed = False
         copy._raw_of = None
@@ -179,7 +195,8 @@ class _BaseClient(Generic[HttpT]):
         return self._pool
 
     def _start(self, operation: ops.Operation[T], http: HttpT) -> Call[T]:
-        return Call(operation, self._options, http.build_request, raw=self._raw_of is not None)
+        raw = self._raw_of is not None
+        return Call(operation, self._options, http.build_request, raw=raw, notices=self._notices)
 
     def __repr__(self) -> str:
         return (
@@ -202,7 +219,12 @@ class Client(_BaseClient[httpx.Client]):
     _pool_class = SyncPool
 
     def list_pets(
-        self, *, limit: int | None = None, status: PetStatus | PetStatusLiteral | None = None
+        self,
+        *,
+        limit: int | None = None,
+        status: PetStatus | PetStatusLiteral | None = None,
+        timeout: float | httpx.Timeout | NotGiven | None = NOT_GIVEN,
+        extra_headers: Mapping[str, str] | None = None,
     ) -> list[Pet]:
         """List animals, optionally only those with one status (``GET /pets``).
 
@@ -211,19 +233,32 @@ class Client(_BaseClient[httpx.Client]):
                 service's default (20) applies.
             status: only animals with this status: a ``PetStatus`` or its value
                 (``"available"``, ``"pending"``, ``"sold"``).
+            timeout: this call's timeout per attempt, as for the constructor (``None``: no
+                limit); omitted, the client's.
+            extra_headers: headers for this call only, merged over the client's (names
+                compared case-insensitively); checked as ``default_headers`` are.
 
         Returns:
             The animals, in the service's order.
 
+        Warns:
+            DeprecationWarning: the service announced that it deprecates or removes
+                ``GET /pets`` (``Deprecation``/``Sunset`` headers); once per client and its
+                copies.
+
         Raises:
             TypeError: an argument has the wrong type.
-            ValueError: ``limit`` is outside 1..100 or ``status`` is unknown.
+            ValueError: ``limit`` is outside 1..100, ``status`` is unknown, or ``timeout`` or
+                ``extra_headers`` is invalid (``Authorization`` and ``Idempotency-Key`` are
+                refused: see ``with_options(api_key=...)``).
             AuthenticationError: the API key was refused (401).
             APIStatusError: any other non-2xx answer, after retries where allowed.
             APIConnectionError: no answer (``APITimeoutError`` on timeout), after retries.
             APIResponseValidationError: the answer does not fit the schema.
         """
-        return self._request(ops.list_pets(limit=limit, status=status))
+        return self._request(
+            ops.list_pets(limit=limit, status=status, timeout=timeout, extra_headers=extra_headers)
+        )
 
     def create_pet(
         self,
@@ -231,6 +266,9 @@ class Client(_BaseClient[httpx.Client]):
         name: str,
         category_id: int,
         status: PetStatus | PetStatusLiteral | None = None,
+        idempotency_key: str | None = None,
+        timeout: float | httpx.Timeout | NotGiven | None = NOT_GIVEN,
+        extra_headers: Mapping[str, str] | None = None,
     ) -> Pet:
         """Add an animal (``POST /pets``); never creates it twice.
 
@@ -242,48 +280,85 @@ class Client(_BaseClient[httpx.Client]):
             category_id: the category it belongs to (an int64).
             status: its status: a ``PetStatus`` or its value (``"available"``, ``"pending"``,
                 ``"sold"``); ``None`` leaves it to the service.
+            idempotency_key: sent verbatim as ``Idempotency-Key`` on every attempt, so that a
+                service that deduplicates can do so across processes too (reuse the key when
+                retrying after a crash); 1 to 255 printable ASCII characters, no whitespace.
+                ``None``: a fresh UUID4 for this call.
+            timeout: this call's timeout per attempt, as for the constructor (``None``: no
+                limit); omitted, the client's.
+            extra_headers: headers for this call only, merged over the client's (names
+                compared case-insensitively); checked as ``default_headers`` are.
 
         Returns:
             The animal as created, with its assigned ``id``.
 
+        Warns:
+            DeprecationWarning: the service announced that it deprecates or removes
+                ``POST /pets`` (``Deprecation``/``Sunset`` headers); once per client and its
+                copies.
+
         Raises:
             TypeError: an argument has the wrong type.
-            ValueError: ``category_id`` is outside int64 or ``status`` is unknown.
+            ValueError: ``category_id`` is outside int64, ``status`` is unknown,
+                ``idempotency_key`` is malformed, or ``timeout`` or ``extra_headers`` is
+                invalid (``Authorization`` and ``Idempotency-Key`` are refused: see
+                ``with_options(api_key=...)`` and ``idempotency_key``).
             BadRequestError: the service rejected the animal (400).
             AuthenticationError: the API key was refused (401).
             APIStatusError: any other non-2xx answer.
             APIConnectionError: no answer (``APITimeoutError`` on timeout).
             APIResponseValidationError: the answer does not fit the schema.
         """
-        return self._request(ops.create_pet(name=name, category_id=category_id, status=status))
+        return self._request(
+            ops.create_pet(
+                name=name,
+                category_id=category_id,
+                status=status,
+                idempotency_key=idempotency_key,
+                timeout=timeout,
+                extra_headers=extra_headers,
+            )
+        )
 
     # A string literal, not a constant: type checkers only read a literal (PEP 702).
     @deprecated(
         "get_pet() calls GET /pets/{petId}, which is deprecated and will be removed on "
         "5 December 2030; use list_pets() with a status filter instead"
     )
-    def get_pet(self, pet_id: int) -> Pet:
+    def get_pet(
+        self,
+        pet_id: int,
+        *,
+        timeout: float | httpx.Timeout | NotGiven | None = NOT_GIVEN,
+        extra_headers: Mapping[str, str] | None = None,
+    ) -> Pet:
         """Fetch one animal by id (``GET /pets/{petId}``). Deprecated.
 
         The service removes this operation on 5 December 2030; use ``list_pets`` with a
-        ``status`` filter instead. Every call warns with ``DeprecationWarning``.
+        ``status`` filter instead. Every call warns with ``DeprecationWarning``; the service's
+        own ``Deprecation``/``Sunset`` headers for it add no second warning.
 
         Args:
             pet_id: the animal's id (an int64).
+            timeout: this call's timeout per attempt, as for the constructor (``None``: no
+                limit); omitted, the client's.
+            extra_headers: headers for this call only, merged over the client's (names
+                compared case-insensitively); checked as ``default_headers`` are.
 
         Returns:
             The animal.
 
         Raises:
-            TypeError: ``pet_id`` is not an int.
-            ValueError: ``pet_id`` is outside int64.
+            TypeError: ``pet_id`` is not an int, or an option has the wrong type.
+            ValueError: ``pet_id`` is outside int64, or ``timeout`` or ``extra_headers`` is
+                invalid.
             NotFoundError: no animal has this id (404).
             AuthenticationError: the API key was refused (401).
             APIStatusError: any other non-2xx answer, after retries where allowed.
             APIConnectionError: no answer (``APITimeoutError`` on timeout), after retries.
             APIResponseValidationError: the answer does not fit the schema.
         """
-        return self._request(ops.get_pet(pet_id))
+        return self._request(ops.get_pet(pet_id, timeout=timeout, extra_headers=extra_headers))
 
     @cached_property
     def with_raw_response(self) -> RawResponses:
@@ -333,7 +408,12 @@ class AsyncClient(_BaseClient[httpx.AsyncClient]):
     _pool_class = AsyncPool
 
     async def list_pets(
-        self, *, limit: int | None = None, status: PetStatus | PetStatusLiteral | None = None
+        self,
+        *,
+        limit: int | None = None,
+        status: PetStatus | PetStatusLiteral | None = None,
+        timeout: float | httpx.Timeout | NotGiven | None = NOT_GIVEN,
+        extra_headers: Mapping[str, str] | None = None,
     ) -> list[Pet]:
         """List animals, optionally only those with one status (``GET /pets``).
 
@@ -342,19 +422,32 @@ class AsyncClient(_BaseClient[httpx.AsyncClient]):
                 service's default (20) applies.
             status: only animals with this status: a ``PetStatus`` or its value
                 (``"available"``, ``"pending"``, ``"sold"``).
+            timeout: this call's timeout per attempt, as for the constructor (``None``: no
+                limit); omitted, the client's.
+            extra_headers: headers for this call only, merged over the client's (names
+                compared case-insensitively); checked as ``default_headers`` are.
 
         Returns:
             The animals, in the service's order.
 
+        Warns:
+            DeprecationWarning: the service announced that it deprecates or removes
+                ``GET /pets`` (``Deprecation``/``Sunset`` headers); once per client and its
+                copies.
+
         Raises:
             TypeError: an argument has the wrong type.
-            ValueError: ``limit`` is outside 1..100 or ``status`` is unknown.
+            ValueError: ``limit`` is outside 1..100, ``status`` is unknown, or ``timeout`` or
+                ``extra_headers`` is invalid (``Authorization`` and ``Idempotency-Key`` are
+                refused: see ``with_options(api_key=...)``).
             AuthenticationError: the API key was refused (401).
             APIStatusError: any other non-2xx answer, after retries where allowed.
             APIConnectionError: no answer (``APITimeoutError`` on timeout), after retries.
             APIResponseValidationError: the answer does not fit the schema.
         """
-        return await self._request(ops.list_pets(limit=limit, status=status))
+        return await self._request(
+            ops.list_pets(limit=limit, status=status, timeout=timeout, extra_headers=extra_headers)
+        )
 
     async def create_pet(
         self,
@@ -362,6 +455,9 @@ class AsyncClient(_BaseClient[httpx.AsyncClient]):
         name: str,
         category_id: int,
         status: PetStatus | PetStatusLiteral | None = None,
+        idempotency_key: str | None = None,
+        timeout: float | httpx.Timeout | NotGiven | None = NOT_GIVEN,
+        extra_headers: Mapping[str, str] | None = None,
     ) -> Pet:
         """Add an animal (``POST /pets``); never creates it twice.
 
@@ -373,13 +469,29 @@ class AsyncClient(_BaseClient[httpx.AsyncClient]):
             category_id: the category it belongs to (an int64).
             status: its status: a ``PetStatus`` or its value (``"available"``, ``"pending"``,
                 ``"sold"``); ``None`` leaves it to the service.
+            idempotency_key: sent verbatim as ``Idempotency-Key`` on every attempt, so that a
+                service that deduplicates can do so across processes too (reuse the key when
+                retrying after a crash); 1 to 255 printable ASCII characters, no whitespace.
+                ``None``: a fresh UUID4 for this call.
+            timeout: this call's timeout per attempt, as for the constructor (``None``: no
+                limit); omitted, the client's.
+            extra_headers: headers for this call only, merged over the client's (names
+                compared case-insensitively); checked as ``default_headers`` are.
 
         Returns:
             The animal as created, with its assigned ``id``.
 
+        Warns:
+            DeprecationWarning: the service announced that it deprecates or removes
+                ``POST /pets`` (``Deprecation``/``Sunset`` headers); once per client and its
+                copies.
+
         Raises:
             TypeError: an argument has the wrong type.
-            ValueError: ``category_id`` is outside int64 or ``status`` is unknown.
+            ValueError: ``category_id`` is outside int64, ``status`` is unknown,
+                ``idempotency_key`` is malformed, or ``timeout`` or ``extra_headers`` is
+                invalid (``Authorization`` and ``Idempotency-Key`` are refused: see
+                ``with_options(api_key=...)`` and ``idempotency_key``).
             BadRequestError: the service rejected the animal (400).
             AuthenticationError: the API key was refused (401).
             APIStatusError: any other non-2xx answer.
@@ -387,7 +499,14 @@ class AsyncClient(_BaseClient[httpx.AsyncClient]):
             APIResponseValidationError: the answer does not fit the schema.
         """
         return await self._request(
-            ops.create_pet(name=name, category_id=category_id, status=status)
+            ops.create_pet(
+                name=name,
+                category_id=category_id,
+                status=status,
+                idempotency_key=idempotency_key,
+                timeout=timeout,
+                extra_headers=extra_headers,
+            )
         )
 
     # A plain method returning the coroutine, not `async def`: before Python 3.12,
@@ -399,21 +518,33 @@ class AsyncClient(_BaseClient[httpx.AsyncClient]):
         "get_pet() calls GET /pets/{petId}, which is deprecated and will be removed on "
         "5 December 2030; use list_pets() with a status filter instead"
     )
-    def get_pet(self, pet_id: int) -> Coroutine[Any, Any, Pet]:
+    def get_pet(
+        self,
+        pet_id: int,
+        *,
+        timeout: float | httpx.Timeout | NotGiven | None = NOT_GIVEN,
+        extra_headers: Mapping[str, str] | None = None,
+    ) -> Coroutine[Any, Any, Pet]:
         """Fetch one animal by id (``GET /pets/{petId}``). Deprecated.
 
         The service removes this operation on 5 December 2030; use ``list_pets`` with a
-        ``status`` filter instead. Every call warns with ``DeprecationWarning``.
+        ``status`` filter instead. Every call warns with ``DeprecationWarning``; the service's
+        own ``Deprecation``/``Sunset`` headers for it add no second warning.
 
         Args:
             pet_id: the animal's id (an int64).
+            timeout: this call's timeout per attempt, as for the constructor (``None``: no
+                limit); omitted, the client's.
+            extra_headers: headers for this call only, merged over the client's (names
+                compared case-insensitively); checked as ``default_headers`` are.
 
         Returns:
             The animal.
 
         Raises:
-            TypeError: ``pet_id`` is not an int.
-            ValueError: ``pet_id`` is outside int64.
+            TypeError: ``pet_id`` is not an int, or an option has the wrong type.
+            ValueError: ``pet_id`` is outside int64, or ``timeout`` or ``extra_headers`` is
+                invalid.
             NotFoundError: no animal has this id (404).
             AuthenticationError: the API key was refused (401).
             APIStatusError: any other non-2xx answer, after retries where allowed.
@@ -423,7 +554,9 @@ class AsyncClient(_BaseClient[httpx.AsyncClient]):
 
         async def fetch() -> Pet:
             # Checked when awaited, like the arguments of the other coroutine methods.
-            return await self._request(ops.get_pet(pet_id))
+            return await self._request(
+                ops.get_pet(pet_id, timeout=timeout, extra_headers=extra_headers)
+            )
 
         return fetch()
 

@@ -25,7 +25,9 @@ __all__ = [
     "RESERVED_HEADERS",
     "ClientOptions",
     "Environment",
+    "check_headers",
     "check_timeout",
+    "merge_headers",
     "resolve_options",
 ]
 
@@ -60,7 +62,9 @@ _HEADER_NAME = re.compile(r"[!#$%&'*+.^_`|~0-9A-Za-z-]+")
 _FORBIDDEN_IN_HEADER_VALUE = re.compile(r"[\r\n\x00]")
 #: Headers the SDK sets itself (lower-case name -> the argument that sets them): a user's own
 #: value would silently lose to the SDK's, so it is refused instead.
-RESERVED_HEADERS: Mapping[str, str] = MappingProxyType({"authorization": "api_key="})
+RESERVED_HEADERS: Mapping[str, str] = MappingProxyType(
+    {"authorization": "api_key=", "idempotency-key": "idempotency_key="}
+)
 
 API_KEY_VARIABLE = "ANIMALSTORE_API_KEY"
 BASE_URL_VARIABLE = "ANIMALSTORE_BASE_URL"
@@ -160,24 +164,62 @@ def check_timeout(timeout: object) -> httpx.Timeout:
     return resolved
 
 
-def _headers(default_headers: object) -> Mapping[str, str]:
-    if default_headers is None:
-        return MappingProxyType({})
-    if not isinstance(default_headers, Mapping):
-        raise TypeError(f"default_headers must be a mapping, got {type(default_headers).__name__}")
-    for name, value in default_headers.items():
-        check_str("default_headers key", name)
-        check_str(f"default_headers[{name!r}]", value)
+def check_headers(argument: str, headers: object) -> dict[str, str]:
+    """Check a mapping of extra headers and return a copy of it.
+
+    The one check for every argument that adds headers (``default_headers``,
+    ``extra_headers``), so that each refuses the same names and values.
+
+    Args:
+        argument: the argument's name, for the error messages.
+        headers: the mapping to check; ``None`` stands for no headers.
+
+    Returns:
+        The headers as a new plain dict, names as given.
+
+    Raises:
+        TypeError: ``headers`` is not a mapping, or a name or value is not a ``str``.
+        ValueError: a name is not an HTTP token or is one the SDK sets itself
+            (``RESERVED_HEADERS``: the message names the argument to use instead), or a value
+            holds CR, LF, NUL or non-ASCII characters.
+    """
+    if headers is None:
+        return {}
+    if not isinstance(headers, Mapping):
+        raise TypeError(f"{argument} must be a mapping, got {type(headers).__name__}")
+    for name, value in headers.items():
+        check_str(f"{argument} key", name)
+        check_str(f"{argument}[{name!r}]", value)
         if not _HEADER_NAME.fullmatch(name):
-            raise ValueError(f"default_headers key {name!r} is not a valid HTTP header name")
+            raise ValueError(f"{argument} key {name!r} is not a valid HTTP header name")
         if name.lower() in RESERVED_HEADERS:
             raise ValueError(
-                f"default_headers must not set {name!r}: pass {RESERVED_HEADERS[name.lower()]}"
+                f"{argument} must not set {name!r}: pass {RESERVED_HEADERS[name.lower()]}"
             )
         # The value is not shown: a header may carry a secret.
         if _FORBIDDEN_IN_HEADER_VALUE.search(value) or not value.isascii():
-            raise ValueError(f"default_headers[{name!r}] must be ASCII without CR, LF or NUL")
-    return MappingProxyType(dict(default_headers))
+            raise ValueError(f"{argument}[{name!r}] must be ASCII without CR, LF or NUL")
+    return dict(headers)
+
+
+def merge_headers(headers: Mapping[str, str], added: object) -> dict[str, str]:
+    """Return ``headers`` with ``added`` over them, names compared case-insensitively.
+
+    Args:
+        headers: checked default headers.
+        added: more default headers, checked here (``None`` adds none).
+
+    Returns:
+        The merged headers; a name in both keeps the spelling and value of ``added``.
+
+    Raises:
+        TypeError: ``added`` is not a mapping of ``str`` to ``str``.
+        ValueError: ``added`` sets a header the SDK sets itself, or an invalid one.
+    """
+    checked = check_headers("default_headers", added)
+    replaced = {name.lower() for name in checked}
+    kept = {name: value for name, value in headers.items() if name.lower() not in replaced}
+    return {**kept, **checked}
 
 
 def resolve_options(
@@ -212,11 +254,12 @@ def resolve_options(
         TypeError: an argument has the wrong type.
         ValueError: no key, a malformed key or URL, credentials in the URL, both
             ``environment`` and ``base_url``, an unknown environment, a negative
-            ``max_retries``, or a default header the SDK sets itself (``Authorization``).
+            ``max_retries``, or a default header the SDK sets itself (``Authorization``,
+            ``Idempotency-Key``).
     """
     environ = os.environ if environ is None else environ
     key = _api_key(api_key, environ)
-    headers = _headers(default_headers)
+    headers = MappingProxyType(check_headers("default_headers", default_headers))
     return ClientOptions(
         api_key=key,
         base_url=_normalized_url(*_base_url(environment, base_url, environ)),

@@ -1,6 +1,7 @@
 """The API's operations as request recipes.
 
-Each checks its arguments and says what to send and what type the answer has.
+Each checks its arguments, per-call options included, and says what to send and what type the
+answer has.
 
 Plain functions, shared by ``Client`` and ``AsyncClient``.
 """
@@ -11,15 +12,19 @@ from typing import Any, Generic, TypeVar
 
 from attrs import define
 
+from animalstore_client._config import check_headers, check_timeout
 from animalstore_client._converter import enum_value, unstructure
 from animalstore_client._models import NewPet, Pet, PetStatus
-from animalstore_client._validation import check_enum, check_int, check_str
+from animalstore_client._types import NOT_GIVEN
+from animalstore_client._validation import check_enum, check_int, check_str, check_token
 
 __all__ = ["Operation", "create_pet", "get_pet", "list_pets"]
 
 T = TypeVar("T")
 #: Built once: a fresh `list[Pet]` per call would also be hashed afresh by every lookup.
 _PETS = list[Pet]
+#: Stripe's limit, which services that deduplicate on the key commonly share.
+_MAX_IDEMPOTENCY_KEY = 255
 
 
 # Not frozen, though never mutated: one is built per call, and a frozen attrs __init__ costs
@@ -32,15 +37,25 @@ class Operation(Generic[T]):
         method: the HTTP method.
         path: the path relative to the base URL, without a leading slash (``"pets/7"``).
         result_type: the type of the structured answer (``Pet``, ``list[Pet]``).
+        name: the operation as the spec names it (``"GET /pets/{petId}"``), for messages.
         params: the query parameters.
         json: the JSON body, already in wire format.
+        headers: this call's own headers, names in lower case, sent over the client's.
+        timeout: this call's timeout as the request extension httpx reads; ``None`` for the
+            client's.
+        deprecated: whether the SDK itself warns when the operation is called, so that the
+            service's own deprecation signals for it are not warned about a second time.
     """
 
     method: str
     path: str
     result_type: Any
+    name: str
     params: dict[str, str | int] | None = None
     json: dict[str, Any] | None = None
+    headers: dict[str, str] | None = None
+    timeout: dict[str, float | None] | None = None
+    deprecated: bool = False
 
     @property
     def idempotent(self) -> bool:
@@ -48,41 +63,112 @@ class Operation(Generic[T]):
         return self.method != "POST"
 
 
-def list_pets(*, limit: object, status: object) -> Operation[list[Pet]]:
+def list_pets(
+    *,
+    limit: object,
+    status: object,
+    timeout: object = NOT_GIVEN,
+    extra_headers: object = None,
+) -> Operation[list[Pet]]:
     """Recipe for ``GET /pets``; ``limit`` and ``status`` are sent only when given.
 
+    ``timeout`` and ``extra_headers`` are the call's own, as the client methods take them.
+
     Raises:
-        TypeError: ``limit`` is not an int, or ``status`` not a str.
-        ValueError: ``limit`` is outside 1..100, or ``status`` is not a known status.
+        TypeError: ``limit`` is not an int, ``status`` not a str, or a per-call option has the
+            wrong type.
+        ValueError: ``limit`` is outside 1..100, ``status`` is not a known status, or a
+            per-call option is invalid.
     """
     params: dict[str, str | int] = {}
     if limit is not None:
         params["limit"] = check_int("limit", limit, 1, 100)
     if status is not None:
         params["status"] = enum_value(check_enum("status", status, PetStatus))  # type: ignore[assignment]
-    return Operation("GET", "pets", _PETS, params=params)
+    return Operation(
+        "GET",
+        "pets",
+        _PETS,
+        "GET /pets",
+        params=params,
+        # Checked only when given: the plain call is the hot path.
+        headers=None if extra_headers is None else _extra_headers(extra_headers),
+        timeout=None if timeout is NOT_GIVEN else _timeout(timeout),
+    )
 
 
-def create_pet(*, name: object, category_id: object, status: object) -> Operation[Pet]:
-    """Recipe for ``POST /pets`` with a ``NewPet`` body.
+def create_pet(
+    *,
+    name: object,
+    category_id: object,
+    status: object,
+    idempotency_key: object = None,
+    timeout: object = NOT_GIVEN,
+    extra_headers: object = None,
+) -> Operation[Pet]:
+    """Recipe for ``POST /pets`` with a ``NewPet`` body and an ``Idempotency-Key``.
+
+    The key is ``idempotency_key`` when given, else a fresh UUID4: one per call, sent on every
+    attempt of it.
 
     Raises:
-        TypeError: ``name`` is not a str, ``category_id`` not an int, ``status`` not a str.
-        ValueError: ``category_id`` is outside int64, or ``status`` is not a known status.
+        TypeError: ``name`` is not a str, ``category_id`` not an int, ``status`` not a str,
+            ``idempotency_key`` not a str, or a per-call option has the wrong type.
+        ValueError: ``category_id`` is outside int64, ``status`` is not a known status,
+            ``idempotency_key`` is not 1 to 255 printable ASCII characters without
+            whitespace, or a per-call option is invalid.
     """
     new_pet = NewPet(
         name=check_str("name", name),
         category_id=check_int("category_id", category_id),
         status=None if status is None else check_enum("status", status, PetStatus),
     )
-    return Operation("POST", "pets", Pet, json=unstructure(new_pet))
+    if idempotency_key is None:
+        import uuid  # only POSTs need it; keeps it out of `import animalstore_client`
+
+        key = str(uuid.uuid4())
+    else:
+        key = check_token("idempotency_key", idempotency_key, _MAX_IDEMPOTENCY_KEY)
+    headers = {} if extra_headers is None else _extra_headers(extra_headers)
+    headers["idempotency-key"] = key  # never in extra_headers: check_headers refuses it
+    return Operation(
+        "POST",
+        "pets",
+        Pet,
+        "POST /pets",
+        json=unstructure(new_pet),
+        headers=headers,
+        timeout=None if timeout is NOT_GIVEN else _timeout(timeout),
+    )
 
 
-def get_pet(pet_id: object) -> Operation[Pet]:
+def get_pet(
+    pet_id: object, *, timeout: object = NOT_GIVEN, extra_headers: object = None
+) -> Operation[Pet]:
     """Recipe for the deprecated ``GET /pets/{petId}``.
 
     Raises:
-        TypeError: ``pet_id`` is not an int.
-        ValueError: ``pet_id`` is outside int64.
+        TypeError: ``pet_id`` is not an int, or a per-call option has the wrong type.
+        ValueError: ``pet_id`` is outside int64, or a per-call option is invalid.
     """
-    return Operation("GET", f"pets/{check_int('pet_id', pet_id)}", Pet)
+    return Operation(
+        "GET",
+        f"pets/{check_int('pet_id', pet_id)}",
+        Pet,
+        "GET /pets/{petId}",
+        # Checked only when given: the plain call is the hot path.
+        headers=None if extra_headers is None else _extra_headers(extra_headers),
+        timeout=None if timeout is NOT_GIVEN else _timeout(timeout),
+        deprecated=True,
+    )
+
+
+def _extra_headers(extra_headers: object) -> dict[str, str]:
+    """Check a call's ``extra_headers``; names in lower case, as in the client's headers."""
+    checked = check_headers("extra_headers", extra_headers)
+    return {name.lower(): value for name, value in checked.items()}
+
+
+def _timeout(timeout: object) -> dict[str, float | None]:
+    """Check a call's ``timeout`` and return it as the request extension httpx reads."""
+    return check_timeout(timeout).as_dict()

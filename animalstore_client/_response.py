@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import json
-from typing import Any, Generic, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 import httpx
 
 from animalstore_client._converter import WireFormatError, structure
+from animalstore_client._deprecation import deprecation_date, sunset_date
 from animalstore_client._exceptions import (
     APIConnectionError,
     APIResponseValidationError,
@@ -16,6 +17,9 @@ from animalstore_client._exceptions import (
     status_error_class,
 )
 from animalstore_client._models import Error
+
+if TYPE_CHECKING:
+    from datetime import datetime
 
 __all__ = ["APIResponse", "connection_error", "parse_body", "status_error"]
 
@@ -53,6 +57,8 @@ class APIResponse(Generic[T]):
     """A successful (2xx) response, parsed into its result on demand.
 
     Returned by ``client.with_raw_response.<method>(...)``; not meant to be built by users.
+    Besides the status and headers, it exposes the service's deprecation signals:
+    ``deprecation`` and ``sunset``.
 
     Args:
         http_response: the 2xx response, body read.
@@ -87,6 +93,24 @@ class APIResponse(Generic[T]):
         """The ``x-request-id`` response header, when present."""
         request_id: str | None = self.http_response.headers.get("x-request-id")
         return request_id
+
+    @property
+    def deprecation(self) -> datetime | None:
+        """When the service deprecated the operation (``Deprecation`` header, RFC 9745).
+
+        Timezone-aware, in UTC; it may lie in the future, when the deprecation takes effect.
+        ``None`` when the header is absent or malformed (a malformed one is logged at DEBUG).
+        """
+        return deprecation_date(self.http_response.headers)
+
+    @property
+    def sunset(self) -> datetime | None:
+        """When the service will stop serving the operation (``Sunset`` header, RFC 8594).
+
+        Timezone-aware, in UTC. ``None`` when the header is absent or malformed (a malformed
+        one is logged at DEBUG).
+        """
+        return sunset_date(self.http_response.headers)
 
     def parse(self) -> T:
         """Return the body structured into the operation's result type; parsed once, then cached.

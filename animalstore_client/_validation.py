@@ -11,7 +11,7 @@ import math
 import operator
 from typing import TypeVar
 
-__all__ = ["INT64_MAX", "INT64_MIN", "check_enum", "check_int", "check_str"]
+__all__ = ["INT64_MAX", "INT64_MIN", "check_enum", "check_int", "check_str", "check_token"]
 
 INT64_MIN = -(2**63)
 INT64_MAX = 2**63 - 1
@@ -100,3 +100,24 @@ def check_enum(argument: str, value: object, enum_cls: type[E]) -> E:
     except ValueError:
         allowed = ", ".join(repr(member.value) for member in enum_cls)
         raise ValueError(f"{argument} must be one of {allowed}, got {_shown(value)}") from None
+
+
+def check_token(argument: str, value: object, max_length: int) -> str:
+    """Return ``value`` if it can be sent verbatim as a header value: a short ASCII token.
+
+    That is a ``str`` of 1 to ``max_length`` printable ASCII characters without whitespace.
+
+    Raises:
+        TypeError: ``value`` is not a ``str``.
+        ValueError: ``value`` is empty, too long, or holds whitespace, control or non-ASCII
+            characters.
+    """
+    value = check_str(argument, value)
+    # isprintable() is False for every whitespace character but the space.
+    printable = value.isascii() and value.isprintable() and " " not in value
+    if not 0 < len(value) <= max_length or not printable:
+        raise ValueError(
+            f"{argument} must be 1 to {max_length} printable ASCII characters without "
+            f"whitespace, got {_shown(value)}"
+        )
+    return value

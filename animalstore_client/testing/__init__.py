@@ -2,6 +2,8 @@
 
 Usage, with no animal store server anywhere::
 
+    from datetime import datetime, timezone
+
     import httpx
 
     from animalstore_client.testing import FakeAnimalStore
@@ -23,6 +25,10 @@ Usage, with no animal store server anywhere::
 
     store.pets       # what is stored, in id order
     store.requests   # every RecordedRequest received, rejected ones included
+
+    # Announce that an operation is deprecated, as a service would (Deprecation, Sunset and
+    # Link headers on its answers): for testing how your code copes with the SDK's warning.
+    store.set_deprecation("GET /pets", sunset=datetime(2031, 1, 1, tzinfo=timezone.utc))
 
 From a shell, ``python -m animalstore_client.testing [--port 8080] [--api-key KEY]`` serves a
 fresh store in the foreground until Ctrl-C.
@@ -52,6 +58,11 @@ status and ``message`` one line naming the wrong field or parameter by its wire 
 
 A pet created without ``status`` keeps none (the spec does not say what the service
 assigns): its JSON has no ``status`` key.
+
+The answers to the deprecated ``GET /pets/{petId}`` carry ``Deprecation: @1796428800``
+(5 December 2026: the spec gives no date for the deprecation itself) and
+``Sunset: Thu, 05 Dec 2030 00:00:00 GMT`` (the spec's removal date), 404s included;
+``FakeAnimalStore.set_deprecation`` changes that and announces other operations.
 """
 
 from animalstore_client._exports import publish

@@ -10,6 +10,7 @@ import json
 import re
 import threading
 from collections.abc import Callable, Iterable, Mapping
+from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any, NoReturn
 from urllib.parse import parse_qs
 
@@ -42,6 +43,17 @@ _MAX_LIMIT = 100
 # ASCII digits only (int() would also take "+7", " 7", "7_0" and other scripts' digits), and
 # bounded so int() never parses an arbitrarily long string.
 _INTEGER = re.compile(r"-?[0-9]{1,20}")
+
+#: What `set_deprecation` takes as a link: printable ASCII but space, "<" and ">".
+_LINK = re.compile(r"[!-;=?-~]+")
+
+_Headers = tuple[tuple[str, str], ...]
+#: The spec deprecates GET /pets/{petId} and removes it on 5 December 2030 (the Sunset date). It
+#: gives no date for the deprecation itself; the store says 5 December 2026.
+_GET_PET_SIGNALS: _Headers = (
+    ("deprecation", "@1796428800"),
+    ("sunset", "Thu, 05 Dec 2030 00:00:00 GMT"),
+)
 
 
 @attrs.frozen
@@ -116,6 +128,10 @@ class FakeAnimalStore:
       not a nullable one; leave the key out instead.
     * Unknown fields in a create body and unknown query parameters are ignored; a query
       parameter given twice is rejected (400).
+    * Every answer to ``GET /pets/{petId}`` (errors included, but not a 401, which comes
+      before routing) carries ``Deprecation: @1796428800`` (5 December 2026; the spec gives no
+      date) and ``Sunset: Thu, 05 Dec 2030 00:00:00 GMT`` (the spec's removal date). Change
+      this, or announce the deprecation of other operations, with :meth:`set_deprecation`.
 
     Args:
         api_keys: the API keys accepted as ``Authorization: Bearer <key>``. Any iterable of
@@ -137,6 +153,7 @@ class FakeAnimalStore:
         self._requests: list[RecordedRequest] = []
         self._next_pet_id = 1
         self._next_request_id = 1
+        self._signals: dict[str, _Headers] = {"GET /pets/{petId}": _GET_PET_SIGNALS}
 
     # -- seeding and inspection -----------------------------------------------------------
 
@@ -182,10 +199,72 @@ class FakeAnimalStore:
         with self._lock:
             return self._insert_pet(name, category_id, status)
 
+    def set_deprecation(
+        self,
+        operation: str,
+        *,
+        deprecation: datetime | None = None,
+        sunset: datetime | None = None,
+        link: str | None = None,
+    ) -> None:
+        """Make every answer to one operation announce its deprecation, as a service would.
+
+        From now on, the answers to ``operation`` (errors included; not a 401, which comes
+        before routing) carry ``Deprecation: @<Unix time>`` (RFC 9745) when ``deprecation`` is
+        given, ``Sunset: <HTTP-date>`` (RFC 8594) when ``sunset`` is given, and
+        ``Link: <link>; rel="deprecation"`` (``rel="sunset"`` without ``deprecation``) when
+        ``link`` is given. It replaces what the operation announced before: with neither date,
+        it announces nothing, which turns off the default signals of ``GET /pets/{petId}``.
+        :meth:`reset` keeps them, as it keeps the API keys.
+
+        Example::
+
+            store.set_deprecation(
+                "GET /pets",
+                deprecation=datetime(2027, 1, 1, tzinfo=timezone.utc),
+                sunset=datetime(2028, 1, 1, tzinfo=timezone.utc),
+                link="https://example.com/deprecations",
+            )
+
+        Args:
+            operation: ``"GET /pets"``, ``"POST /pets"`` or ``"GET /pets/{petId}"``.
+            deprecation: when the operation is (or was) deprecated; timezone-aware.
+            sunset: when it stops working; timezone-aware.
+            link: a URL that says more: printable ASCII, no whitespace, ``<`` or ``>``.
+
+        Raises:
+            TypeError: a date is not a ``datetime``, or ``link`` not a ``str``.
+            ValueError: an unknown operation, a date without a timezone, a malformed
+                ``link``, or a ``link`` with neither date.
+        """
+        if operation not in _OPERATIONS:
+            known = ", ".join(repr(name) for name in _OPERATIONS)
+            raise ValueError(f"operation must be one of {known}, got {operation!r}")
+        signals: list[tuple[str, str]] = []
+        if deprecation is not None:
+            timestamp = _aware("deprecation", deprecation).timestamp()
+            signals.append(("deprecation", f"@{int(timestamp // 1)}"))
+        if sunset is not None:
+            from email.utils import format_datetime
+
+            utc = _aware("sunset", sunset).astimezone(timezone.utc)
+            signals.append(("sunset", format_datetime(utc, usegmt=True)))
+        if link is not None:
+            if not isinstance(link, str):
+                raise TypeError(f"link must be a str, got {type(link).__name__}")
+            if not signals:
+                raise ValueError("link needs a deprecation or sunset date to go with it")
+            if not _LINK.fullmatch(link):
+                raise ValueError(f"link must be printable ASCII without spaces, < or >: {link!r}")
+            relation = "deprecation" if deprecation is not None else "sunset"
+            signals.append(("link", f'<{link}>; rel="{relation}"'))
+        with self._lock:
+            self._signals[operation] = tuple(signals)
+
     def reset(self) -> None:
         """Forget every pet and recorded request, and restart pet and request ids at 1.
 
-        The accepted API keys are kept.
+        The accepted API keys and what :meth:`set_deprecation` set are kept.
         """
         with self._lock:
             self._pets.clear()
@@ -275,7 +354,8 @@ class FakeAnimalStore:
         """Answer one HTTP request given as plain data; the request is recorded first.
 
         Every response has a JSON body, ``content-type: application/json``, a
-        ``content-length`` and an ``x-request-id`` (``req_1``, ``req_2`` ...). Errors carry an
+        ``content-length`` and an ``x-request-id`` (``req_1``, ``req_2`` ...); the answers to a
+        deprecated operation also carry its signals (see :meth:`set_deprecation`). Errors carry an
         Error body ``{"code", "message", "status"}``; the codes are listed in the
         ``animalstore_client.testing`` module docstring.
 
@@ -292,12 +372,15 @@ class FakeAnimalStore:
         lowered = {name.lower(): value for name, value in headers.items()}
         with self._lock:
             self._requests.append(RecordedRequest(method, path, query, lowered, bytes(body)))
+            signals: _Headers = ()
             try:
                 self._authenticate(lowered.get("authorization"))
-                status, payload = self._route(method, path, query, body)
+                operation, handler, call = self._route(method, path, query, body)
+                signals = self._signals.get(operation, ())
+                status, payload = handler(self, call)
             except _ApiError as error:
-                return self._error_response(error)
-            return self._response(status, payload)
+                return self._error_response(error, signals)
+            return self._response(status, payload, signals)
 
     def _protocol_error(self, status: int, message: str) -> RawResponse:
         """Build the Error response for a request the HTTP server could not parse."""
@@ -322,8 +405,11 @@ class FakeAnimalStore:
         if token.strip() not in self._api_keys:
             _unauthorized("invalid API key")
 
-    def _route(self, method: str, path: str, query: str, body: bytes) -> tuple[int, object]:
-        for pattern, handlers in _ROUTES:
+    def _route(
+        self, method: str, path: str, query: str, body: bytes
+    ) -> tuple[str, _Handler, _Call]:
+        """Return the operation's name (``"GET /pets/{petId}"``), its handler and its input."""
+        for pattern, template, handlers in _ROUTES:
             match = pattern.fullmatch(path)
             if match is None:
                 continue
@@ -336,7 +422,7 @@ class FakeAnimalStore:
                     f"method {method} is not allowed on {path}; allowed: {allow}",
                     (("allow", allow),),
                 )
-            return handler(self, _Call(match.groupdict(), query, body))
+            return f"{method} {template}", handler, _Call(match.groupdict(), query, body)
         raise _ApiError(404, "not_found", f"no such route: {method} {path}")
 
     def _list_pets(self, call: _Call) -> tuple[int, object]:
@@ -378,21 +464,35 @@ class FakeAnimalStore:
         ]
         return status, headers, body
 
-    def _error_response(self, error: _ApiError) -> RawResponse:
+    def _error_response(self, error: _ApiError, extra_headers: _Headers = ()) -> RawResponse:
         payload = {"code": error.code, "message": error.message, "status": error.status}
-        return self._response(error.status, payload, error.headers)
+        return self._response(error.status, payload, (*error.headers, *extra_headers))
 
 
 _Handler = Callable[[FakeAnimalStore, _Call], tuple[int, object]]
 
-# Path pattern -> {method: handler}; the dict order is the order of the 405 Allow header.
-_ROUTES: tuple[tuple[re.Pattern[str], dict[str, _Handler]], ...] = (
+# Path pattern, the path as the spec writes it, {method: handler}; the dict order is the order
+# of the 405 Allow header.
+_ROUTES: tuple[tuple[re.Pattern[str], str, dict[str, _Handler]], ...] = (
     (
         re.compile(r"/v1/pets"),
+        "/pets",
         {"GET": FakeAnimalStore._list_pets, "POST": FakeAnimalStore._create_pet},
     ),
-    (re.compile(r"/v1/pets/(?P<pet_id>[^/]+)"), {"GET": FakeAnimalStore._get_pet}),
+    (re.compile(r"/v1/pets/(?P<pet_id>[^/]+)"), "/pets/{petId}", {"GET": FakeAnimalStore._get_pet}),
 )
+#: Every operation by name ("GET /pets"), as `set_deprecation` takes it.
+_OPERATIONS = tuple(
+    f"{method} {template}" for _, template, handlers in _ROUTES for method in handlers
+)
+
+
+def _aware(argument: str, value: object) -> datetime:
+    if not isinstance(value, datetime):
+        raise TypeError(f"{argument} must be a datetime, got {type(value).__name__}")
+    if value.utcoffset() is None:
+        raise ValueError(f"{argument} must be timezone-aware (tzinfo=timezone.utc, say)")
+    return value
 
 
 def _unauthorized(message: str) -> NoReturn:

@@ -16,6 +16,7 @@ import socket
 import subprocess
 import sys
 from collections.abc import Iterator, Sequence
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
@@ -43,8 +44,8 @@ LAUNCHERS = [
 ]
 TIMEOUT = 20  # seconds for any one subprocess; a hang fails the test instead of the run
 NOTICE = (
-    "notice: 'pets get' uses GET /pets/{petId}, which the service removes on 5 December 2030; "
-    "use 'animalstore pets list --status STATUS' instead."
+    "notice: 'pets get' uses GET /pets/{petId}, which is deprecated: the service removes it on "
+    "5 December 2030; use 'animalstore pets list --status STATUS' instead."
 )
 POSIX_ONLY = pytest.mark.skipif(sys.platform == "win32", reason="needs POSIX signals and ptys")
 
@@ -339,6 +340,64 @@ def read_all(fd: int) -> bytes:
     return b"".join(chunks)
 
 
+@pytest.mark.parametrize(
+    ("pet_id", "message"),
+    [
+        (f"-- {INT64_MIN - 1}", f"error: pet_id must be between {INT64_MIN} and {INT64_MAX}, got"),
+        (str(INT64_MAX + 1), f"error: pet_id must be between {INT64_MIN} and {INT64_MAX}, got"),
+        ("abc", "error: argument ID: invalid int value: 'abc'"),
+    ],
+)
+def test_get_with_a_bad_id_prints_only_the_error(api: Server, pet_id: str, message: str) -> None:
+    result = run(f"pets get {pet_id}", base_url=api.base_url, PYTHONWARNINGS="always")
+    assert (result.returncode, result.stdout) == (2, "")
+    [error] = result.stderr_lines()
+    assert error.startswith(message)
+    assert api.store.requests == []
+
+
+def test_get_notice_says_deprecated_and_the_services_own_signals_add_nothing(
+    api: Server,
+) -> None:
+    rex(api)
+    result = run("pets get 1", base_url=api.base_url, PYTHONWARNINGS="always")
+    # The store sends Deprecation and Sunset on GET /pets/{petId}: still one notice.
+    assert api.store.requests[0].path == "/v1/pets/1"
+    assert result.returncode == 0
+    [notice] = result.stderr_lines()
+    assert "deprecated" in notice
+    assert "5 December 2030" in notice
+
+
+def test_the_services_deprecation_signals_are_printed_as_a_notice() -> None:
+    store = FakeAnimalStore(api_keys=[KEY])
+    store.set_deprecation(
+        "GET /pets",
+        deprecation=datetime(2027, 1, 1, tzinfo=timezone.utc),
+        sunset=datetime(2028, 1, 1, tzinfo=timezone.utc),
+        link="https://example.com/deprecations",
+    )
+    store.set_deprecation("POST /pets", sunset=datetime(2029, 1, 1, tzinfo=timezone.utc))
+    with store.serve() as base_url:
+        listed = run("pets list", base_url=base_url, PYTHONWARNINGS="always")
+        refused = run("pets list -o json", base_url=base_url, key="wrong-key")
+        created = run("pets create --name Rex --category-id 0", base_url=base_url)
+
+    assert (listed.returncode, listed.json()) == (0, [])
+    assert listed.stderr_lines() == [
+        "notice: GET /pets is deprecated by the service as of 2027-01-01 and will be removed on"
+        " 2028-01-01; see https://example.com/deprecations"
+    ]
+    # A 401 comes before routing: no signals, no notice.
+    assert refused.returncode == 1
+    assert json.loads(refused.stderr)["code"] == "unauthorized"
+    assert created.returncode == 0
+    assert created.stderr_lines() == [
+        "notice: POST /pets will be removed by the service on 2029-01-01"
+    ]
+    assert len(store.requests) == 3
+
+
 def test_get_prints_the_pet_and_one_plain_notice(api: Server) -> None:
     rex(api)
     result = run("pets get 1", base_url=api.base_url, PYTHONWARNINGS="always")
@@ -387,14 +446,31 @@ def test_a_refused_key_exits_1(api: Server) -> None:
     }
 
 
-@pytest.mark.parametrize("key", [None, ""])
-def test_a_missing_key_exits_2_before_sending(api: Server, key: str | None) -> None:
-    result = run("pets list", base_url=api.base_url, key=key)
+@pytest.mark.parametrize(
+    ("key", "option"), [(None, ""), ("", ""), (None, "--api-key ''"), (KEY, "--api-key ''")]
+)
+@pytest.mark.parametrize(
+    "command", ["pets list", "pets get 1", "pets create --name R --category-id 1"]
+)
+def test_a_missing_key_exits_2_before_sending_naming_the_option_and_variable(
+    api: Server, key: str | None, option: str, command: str
+) -> None:
+    result = run(f"{option} {command}", base_url=api.base_url, key=key)
     assert (result.returncode, result.stdout) == (2, "")
-    [error] = result.stderr_lines()
-    assert error.startswith("error: no API key")
-    assert "ANIMALSTORE_API_KEY" in error
+    assert result.stderr_lines() == [
+        "error: no API key: set ANIMALSTORE_API_KEY or pass --api-key KEY"
+    ]
     assert api.store.requests == []
+
+    as_json = run(f"{option} -o json {command}", base_url=api.base_url, key=key)
+    assert (as_json.returncode, json.loads(as_json.stderr)) == (
+        2,
+        {
+            "code": "invalid_argument",
+            "message": "no API key: set ANIMALSTORE_API_KEY or pass --api-key KEY",
+            "status": None,
+        },
+    )
 
 
 def test_the_api_key_option_works_and_is_not_echoed(api: Server) -> None:

@@ -328,3 +328,40 @@ def test_a_body_that_is_not_utf8_is_a_400(
     response, documented = driver.send("POST", "/v1/pets", headers=JSON, body=sent)
     assert (response.status_code, documented) == (400, True)
     assert store.pets == []
+
+
+# -- deprecation signals ----------------------------------------------------------------------
+
+
+def test_get_answers_carry_the_documented_deprecation_signals(
+    driver: StoreDriver, store: FakeAnimalStore
+) -> None:
+    seed(store)
+    found, _ = driver.send("GET", "/v1/pets/1")
+    missing, _ = driver.send("GET", "/v1/pets/99")
+    listed, _ = driver.send("GET", "/v1/pets")
+
+    for response in (found, missing):
+        assert response.headers["Deprecation"] == "@1796428800"
+        assert response.headers["Sunset"] == "Thu, 05 Dec 2030 00:00:00 GMT"
+    assert "Deprecation" not in listed.headers
+    assert "Sunset" not in listed.headers
+
+
+def test_the_document_checks_the_deprecation_signals(
+    contract: Contract, store: FakeAnimalStore
+) -> None:
+    # The headers are validated, not just listed: a malformed value is a contract error.
+    store.add_pet("Rex", 3, "available")
+    status, headers, sent = store.handle("GET", "/v1/pets/1", "", AUTH, b"")
+    request = OpenAPIRequest.from_store(
+        "GET", "/v1/pets/1", "", AUTH, b"", contract.production_host
+    )
+    assert not list(
+        contract.openapi.iter_response_errors(request, OpenAPIResponse(status, headers, sent))
+    )
+
+    for name, bad in (("deprecation", "true"), ("sunset", "2030-12-05")):
+        changed = [(key, bad if key == name else value) for key, value in headers]
+        response = OpenAPIResponse(status, changed, sent)
+        assert list(contract.openapi.iter_response_errors(request, response)), name

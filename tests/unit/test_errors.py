@@ -206,3 +206,18 @@ def test_the_hierarchy_is_one_tree() -> None:
     exported = {name for name in sdk.__all__ if name.endswith("Error") and name != "Error"}
     assert all(issubclass(getattr(sdk, name), AnimalStoreError) for name in exported)
     assert len(exported) == 12
+
+
+def test_request_id_is_none_without_the_header_and_left_out_of_str(
+    make_api: Callable[..., Api], mock_api: respx.MockRouter
+) -> None:
+    api = make_api(max_retries=0)
+    body = {"code": "not_found", "message": "no such pet", "status": 404}
+    mock_api.get("/pets").respond(404, json=body)
+
+    with pytest.raises(NotFoundError) as caught:
+        api.list_pets()
+
+    assert caught.value.request_id is None
+    assert str(caught.value) == "404 not_found: no such pet"
+    assert len(mock_api.calls) == 1

@@ -1,0 +1,188 @@
+"""The service's own deprecation signals, read from its responses; no I/O.
+
+A service announces that an operation is going away with the ``Deprecation`` header (RFC 9745:
+``@`` and a Unix time), the ``Sunset`` header (RFC 8594: an HTTP-date, when it stops working)
+and a ``Link`` with ``rel="deprecation"`` or ``rel="sunset"`` to a page that says more. The SDK
+turns them into one ``DeprecationWarning`` per client (and its ``with_options`` copies) and
+operation. A malformed value is ignored and logged at DEBUG: news about the future never breaks
+a call today.
+
+``datetime`` and ``email.utils`` are imported only when a response carries one of the headers.
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+import threading
+import warnings
+from typing import TYPE_CHECKING
+
+import httpx
+
+from animalstore_client._logging import logger
+
+if TYPE_CHECKING:
+    from datetime import datetime
+
+__all__ = [
+    "DeprecationNotices",
+    "deprecation_date",
+    "deprecation_link",
+    "notice",
+    "sunset_date",
+]
+
+#: RFC 9651 Date: "@" and an Integer (at most 15 digits).
+_SF_DATE = re.compile(r"@(-?[0-9]{1,15})")
+_PACKAGE = __name__.rpartition(".")[0] + "."
+
+
+def deprecation_date(headers: httpx.Headers) -> datetime | None:
+    """Return the date of the ``Deprecation`` header (RFC 9745), timezone-aware, in UTC.
+
+    Args:
+        headers: the response headers.
+
+    Returns:
+        The date, which may lie in the future (the operation becomes deprecated then), or
+        ``None`` when the header is absent or malformed (logged at DEBUG).
+    """
+    value = headers.get("deprecation")
+    if value is None:
+        return None
+    match = _SF_DATE.fullmatch(value.strip())
+    if match is not None:
+        from datetime import datetime, timezone
+
+        try:
+            return datetime.fromtimestamp(int(match[1]), timezone.utc)
+        except (OverflowError, OSError, ValueError):  # beyond the years datetime can hold
+            pass
+    _ignore("Deprecation", value)
+    return None
+
+
+def sunset_date(headers: httpx.Headers) -> datetime | None:
+    """Return the date of the ``Sunset`` header (RFC 8594), timezone-aware, in UTC.
+
+    Args:
+        headers: the response headers.
+
+    Returns:
+        When the operation stops working, or ``None`` when the header is absent or malformed
+        (logged at DEBUG).
+    """
+    value = headers.get("sunset")
+    if value is None:
+        return None
+    from datetime import timezone
+    from email.utils import parsedate_to_datetime
+
+    try:
+        date = parsedate_to_datetime(value)
+    except (TypeError, ValueError, OverflowError, IndexError):
+        _ignore("Sunset", value)
+        return None
+    if date.tzinfo is None:  # "-0000", no zone given: an HTTP-date is in GMT anyway
+        return date.replace(tzinfo=timezone.utc)
+    return date.astimezone(timezone.utc)
+
+
+def deprecation_link(response: httpx.Response) -> str | None:
+    """Return the URL of the response's ``Link`` with ``rel="deprecation"``, else ``"sunset"``.
+
+    Args:
+        response: the response.
+
+    Returns:
+        The URL, or ``None`` when there is no such link or it is not one printable token
+        (logged at DEBUG).
+    """
+    if "link" not in response.headers:
+        return None
+    found: dict[str, str] = {}
+    for link in response.links.values():
+        for relation in link.get("rel", "").lower().split():
+            found.setdefault(relation, link.get("url", ""))
+    url = found.get("deprecation", found.get("sunset"))
+    if url is None:
+        return None
+    if not url or not url.isprintable() or " " in url:
+        _ignore("Link", url)
+        return None
+    return url
+
+
+def notice(operation: str, response: httpx.Response) -> str | None:
+    """Word the warning for an operation whose response carries deprecation signals.
+
+    Args:
+        operation: the operation as the spec names it (``"GET /pets"``).
+        response: the response.
+
+    Returns:
+        The message, or ``None`` when neither ``Deprecation`` nor ``Sunset`` is well formed.
+    """
+    headers = response.headers
+    deprecated, sunset = deprecation_date(headers), sunset_date(headers)
+    if deprecated is None and sunset is None:
+        return None
+    if deprecated is None:
+        message = f"{operation} will be removed by the service"
+    else:
+        message = f"{operation} is deprecated by the service as of {deprecated.date().isoformat()}"
+        if sunset is not None:
+            message += " and will be removed"
+    if sunset is not None:
+        message += f" on {sunset.date().isoformat()}"
+    link = deprecation_link(response)
+    if link is not None:
+        message += f"; see {link}"
+    return message
+
+
+class DeprecationNotices:
+    """The operations a client and its ``with_options`` copies have warned about; thread-safe."""
+
+    __slots__ = ("_lock", "_warned")
+
+    def __init__(self) -> None:
+        self._warned: set[str] = set()
+        self._lock = threading.Lock()
+
+    def warn_once(self, operation: str, response: httpx.Response) -> None:
+        """Warn about the response's deprecation signals, unless already done for ``operation``.
+
+        The ``DeprecationWarning`` points at the first line outside the SDK on the stack: the
+        caller's, for the sync and the async client alike.
+
+        Args:
+            operation: the operation as the spec names it (``"GET /pets"``).
+            response: a response that carries ``Deprecation`` or ``Sunset``.
+        """
+        if operation in self._warned:
+            return
+        message = notice(operation, response)
+        if message is None:
+            return
+        with self._lock:
+            if operation in self._warned:
+                return
+            self._warned.add(operation)
+        warnings.warn(message, DeprecationWarning, stacklevel=_callers_level())
+
+
+def _callers_level() -> int:
+    """Return the ``stacklevel`` of the first frame outside the SDK, for ``warn_once``.
+
+    Counted rather than fixed, so that it holds however deep the client's own calls go.
+    """
+    level, frame = 2, sys._getframe(2)  # 1 is warn_once, which calls this
+    while frame.f_back is not None and frame.f_globals.get("__name__", "").startswith(_PACKAGE):
+        level, frame = level + 1, frame.f_back
+    return level
+
+
+def _ignore(header: str, value: str) -> None:
+    logger.debug("ignoring a malformed %s header: %r", header, value[:200])

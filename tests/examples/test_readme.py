@@ -1,0 +1,197 @@
+"""Every ``python`` block in README.md runs, unmodified, as a reader would run it.
+
+The reader's set-up is the Quickstart's: ``animalstore mock-server`` in another shell, and its
+two ``export`` lines pasted. So here: one reference store started exactly so (on a free port),
+its printed ``ANIMALSTORE_API_KEY`` and ``ANIMALSTORE_BASE_URL`` in the environment, no other
+``ANIMALSTORE_*`` variable, and each block in a fresh ``python -W error`` process, which must
+exit 0 and print nothing on stderr (no traceback, no warning).
+
+A block whose first line is a comment starting with ``# Continues`` runs right after the block
+before it, in the same process (the README says so in that comment). Blocks are found afresh on
+every run, so a new one is tested without touching this file.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+import signal
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import attrs
+import pytest
+
+from tests.conftest import read_lines
+from tests.examples.test_examples import REPO_ROOT, example_env
+
+README = REPO_ROOT / "README.md"
+#: An opening fence of a Python block (```python or ```py), and its closing fence.
+_OPENING = re.compile(r"```(?:python|py)\s*")
+_CONTINUES = re.compile(r"#\s*continues\b", re.IGNORECASE)
+SCRIPT = Path(sys.executable).with_name("animalstore")
+MOCK_SERVER = [str(SCRIPT)] if SCRIPT.exists() else [sys.executable, "-m", "animalstore_client"]
+
+
+@attrs.frozen
+class Block:
+    """One fenced Python block: where it starts, the section it is in, its code."""
+
+    line: int
+    section: str
+    code: str
+
+
+def python_blocks(text: str) -> list[Block]:
+    """Every ```python block of a Markdown text, in order."""
+    blocks: list[Block] = []
+    section = "(top)"
+    lines = text.splitlines()
+    index = 0
+    while index < len(lines):
+        line = lines[index]
+        if line.startswith("#"):
+            section = line.lstrip("#").strip()
+        elif line.startswith("```"):
+            end = next(i for i in range(index + 1, len(lines)) if lines[i].startswith("```"))
+            if _OPENING.fullmatch(line):
+                blocks.append(Block(index + 1, section, "\n".join(lines[index + 1 : end]) + "\n"))
+            index = end  # skip the body: a "# comment" in a block is no heading
+        index += 1
+    return blocks
+
+
+def programs(blocks: list[Block]) -> list[list[Block]]:
+    """Group the blocks into what runs in one process: a block, and those continuing it."""
+    grouped: list[list[Block]] = []
+    for block in blocks:
+        if _CONTINUES.match(block.code) and grouped:
+            grouped[-1].append(block)
+        else:
+            grouped.append([block])
+    return grouped
+
+
+PROGRAMS = programs(python_blocks(README.read_text(encoding="utf-8")))
+
+
+@attrs.frozen
+class MockServer:
+    """A running ``animalstore mock-server``: the lines it printed and the reader's variables."""
+
+    printed: list[str]
+    env: dict[str, str]
+
+
+@pytest.fixture(scope="module")
+def mock_server() -> Iterator[MockServer]:
+    """The Quickstart's set-up: ``animalstore mock-server`` and its two exports applied."""
+    env = example_env()
+    server = subprocess.Popen(
+        [*MOCK_SERVER, "mock-server", "--port", "0"],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        assert server.stdout is not None
+        printed = read_lines(server.stdout, 2, timeout=20)
+        for line in printed:
+            command, assignment = shlex.split(line)
+            assert command == "export"
+            name, _, value = assignment.partition("=")
+            env[name] = value
+        assert set(env) >= {"ANIMALSTORE_API_KEY", "ANIMALSTORE_BASE_URL"}
+        yield MockServer(printed, env)
+    finally:
+        server.send_signal(signal.SIGINT)
+        try:
+            server.wait(timeout=10)
+        finally:
+            if server.poll() is None:
+                server.kill()
+                server.wait()
+            assert server.stdout is not None
+            server.stdout.close()
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="stops the mock server with SIGINT")
+@pytest.mark.parametrize(
+    "program", PROGRAMS, ids=[f"line {p[0].line} ({p[0].section})" for p in PROGRAMS]
+)
+def test_readme_block_runs_as_written(
+    program: list[Block], mock_server: MockServer, tmp_path: Path
+) -> None:
+    source = tmp_path / "readme_block.py"
+    source.write_text("\n".join(block.code for block in program), encoding="utf-8")
+
+    result = subprocess.run(
+        [sys.executable, "-W", "error", str(source)],
+        cwd=tmp_path,
+        env=mock_server.env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+
+    where = f"README.md line {program[0].line}"
+    assert result.returncode == 0, f"{where}:\n{result.stdout}{result.stderr}"
+    assert result.stderr == "", where
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="stops the mock server with SIGINT")
+def test_the_quickstart_shows_what_mock_server_prints(mock_server: MockServer) -> None:
+    # The README shows the default port, 8080; the test server took a free one.
+    port = re.search(r":(\d+)/v1", mock_server.printed[0])
+    assert port is not None
+    shown = [line.replace(f":{port[1]}/", ":8080/") for line in mock_server.printed]
+    assert "\n".join(shown) in README.read_text(encoding="utf-8")
+
+
+def test_the_blocks_the_issue_named_are_found() -> None:
+    sections = {block.section for program in PROGRAMS for block in program}
+    assert sections >= {
+        "Quickstart",
+        "Async",
+        "Error handling",
+        "Raw responses",
+        "Testing your code with the built-in store",
+    }
+
+
+def test_the_grouping_follows_continues_comments() -> None:
+    text = "\n".join(
+        [
+            "# Guide",
+            "```python",
+            "x = 1",
+            "```",
+            "```sh",
+            "# not a heading: a shell comment",
+            "```",
+            "## Next",
+            "```py",
+            "# Continues the block above: uses x.",
+            "print(x)",
+            "```",
+            "```python",
+            "# An ordinary comment",
+            "print(2)",
+            "```",
+        ]
+    )
+
+    grouped = programs(python_blocks(text))
+
+    assert [[block.line for block in group] for group in grouped] == [[2, 9], [13]]
+    assert [block.section for block in grouped[0]] == ["Guide", "Next"]
+    assert grouped[0][1].code == "# Continues the block above: uses x.\nprint(x)\n"
+
+
+def test_the_harness_is_documented_in_the_readme() -> None:
+    text = README.read_text(encoding="utf-8")
+    assert "tests/examples/test_readme.py" in text
+    assert "# Continues" in text
