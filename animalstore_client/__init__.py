@@ -26,6 +26,12 @@ from animalstore_client._exceptions import (
     NotFoundError,
     RateLimitError,
 )
+from animalstore_client._http_clients import (
+    DEFAULT_CONNECTION_LIMITS,
+    DefaultAioHttpClient,
+    DefaultAsyncHttpxClient,
+    DefaultHttpxClient,
+)
 from animalstore_client._models import Error, NewPet, Pet, PetStatus
 from animalstore_client._response import APIResponse
 from animalstore_client._types import NOT_GIVEN, NotGiven
@@ -33,6 +39,7 @@ from animalstore_client._version import __version__
 
 __all__ = [
     "BASE_URLS",
+    "DEFAULT_CONNECTION_LIMITS",
     "DEFAULT_MAX_RETRIES",
     "DEFAULT_TIMEOUT",
     "NOT_GIVEN",
@@ -48,6 +55,9 @@ __all__ = [
     "AuthenticationError",
     "BadRequestError",
     "Client",
+    "DefaultAioHttpClient",
+    "DefaultAsyncHttpxClient",
+    "DefaultHttpxClient",
     "Environment",
     "Error",
     "InternalServerError",

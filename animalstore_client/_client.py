@@ -29,6 +29,7 @@ from animalstore_client._config import (
     Environment,
     resolve_options,
 )
+from animalstore_client._http_clients import DefaultAsyncHttpxClient, DefaultHttpxClient
 from animalstore_client._logging import configure_from_env
 from animalstore_client._models import Pet, PetStatus
 from animalstore_client._response import APIResponse
@@ -213,7 +214,7 @@ class AsyncRawResponses:
 _closing: set[Any] = set()
 
 
-def _close_soon(transport: httpx.AsyncHTTPTransport) -> None:
+def _close_soon(transport: httpx.AsyncBaseTransport) -> None:
     """Close the pool of a dropped AsyncClient, if its event loop still runs.
 
     Not a ``__del__``: it runs when the pool itself is unreachable, and only schedules the
@@ -245,11 +246,10 @@ class Client(_BaseClient[httpx.Client]):
 
     @staticmethod
     def _new_pool() -> httpx.Client:
-        transport = httpx.HTTPTransport()
-        http = httpx.Client(transport=transport)
+        http = DefaultHttpxClient()
         # Closed when nothing uses it any more (this client and its copies all dropped
         # without close()), so a forgotten client leaves no socket behind.
-        weakref.finalize(http, transport.close)
+        weakref.finalize(http, http._transport.close)
         return http
 
     def list_pets(
@@ -374,9 +374,8 @@ class AsyncClient(_BaseClient[httpx.AsyncClient]):
 
     @staticmethod
     def _new_pool() -> httpx.AsyncClient:
-        transport = httpx.AsyncHTTPTransport()
-        http = httpx.AsyncClient(transport=transport)
-        weakref.finalize(http, _close_soon, transport)
+        http = DefaultAsyncHttpxClient()
+        weakref.finalize(http, _close_soon, http._transport)
         return http
 
     async def list_pets(

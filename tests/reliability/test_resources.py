@@ -17,8 +17,8 @@ from pathlib import Path
 import httpx
 import pytest
 
-from animalstore_client import AsyncClient, Client
-from tests.reliability.conftest import API_KEY, PET, Api
+from animalstore_client import AsyncClient, Client, DefaultAioHttpClient
+from tests.reliability.conftest import API_KEY, PET, Api, new_http_client
 from tests.reliability.faultserver import FaultServer, Reply
 
 REPO = Path(__file__).resolve().parents[2]
@@ -31,7 +31,7 @@ def use_and_drop(kind: str, base_url: str) -> None:
         client = Client(api_key=API_KEY, base_url=base_url)
         assert client.list_pets() == []
         del client
-    else:
+    elif kind == "async":
 
         async def main() -> None:
             client = AsyncClient(api_key=API_KEY, base_url=base_url)
@@ -42,6 +42,18 @@ def use_and_drop(kind: str, base_url: str) -> None:
             await asyncio.sleep(0.05)
 
         asyncio.run(main())
+    else:
+
+        async def on_aiohttp() -> None:
+            # The aiohttp client is the caller's, closed by the caller; the SDK client on it
+            # is dropped.
+            async with DefaultAioHttpClient() as http:
+                client = AsyncClient(api_key=API_KEY, base_url=base_url, http_client=http)
+                assert await client.list_pets() == []
+                del client
+                await asyncio.sleep(0.05)
+
+        asyncio.run(on_aiohttp())
     gc.collect()
 
 
@@ -127,11 +139,15 @@ def test_a_context_manager_closes_and_a_later_close_is_harmless(
     else:
 
         async def main() -> None:
-            async with AsyncClient(api_key=API_KEY, base_url=server.base_url) as client:
+            http = new_http_client(kind) if kind == "aiohttp" else None
+            options = {"http_client": http} if http is not None else {}
+            async with AsyncClient(api_key=API_KEY, base_url=server.base_url, **options) as client:
                 await client.list_pets()
             await client.aclose()
             with pytest.raises(RuntimeError, match=CLOSED):
                 await client.list_pets()
+            if isinstance(http, httpx.AsyncClient):
+                await http.aclose()
 
         asyncio.run(main())
     assert len(server.requests) == 1
@@ -186,9 +202,7 @@ def test_a_user_http_client_is_left_open_and_its_closing_is_noticed(
     server: FaultServer, make_client: Callable[..., Api], kind: str
 ) -> None:
     server.default = Reply(200, json=[])
-    http: httpx.Client | httpx.AsyncClient = (
-        httpx.Client() if kind == "sync" else httpx.AsyncClient()
-    )
+    http = new_http_client(kind)
     api = make_client(server, http_client=http)
     api.list_pets()
     api.close()

@@ -25,7 +25,15 @@ from animalstore_client import (
     Pet,
     RateLimitError,
 )
-from tests.reliability.conftest import API_KEY, PET, Api, error_body, exception_chain, free_port
+from tests.reliability.conftest import (
+    API_KEY,
+    PET,
+    Api,
+    error_body,
+    exception_chain,
+    free_port,
+    new_http_client,
+)
 from tests.reliability.faultserver import Action, FaultServer, Hangup, Reply, Reset
 
 REX = Pet.from_dict(PET)
@@ -171,13 +179,12 @@ def test_the_default_client_does_not_follow_redirects(
 @pytest.fixture
 def following_http_client(kind: str, aloop: Any) -> Iterator[httpx.Client | httpx.AsyncClient]:
     """A user's own httpx client that follows redirects; the SDK must not close it."""
-    if kind == "sync":
-        with httpx.Client(follow_redirects=True) as client:
-            yield client
+    client = new_http_client(kind, follow_redirects=True)
+    yield client
+    if isinstance(client, httpx.Client):
+        client.close()
     else:
-        async_client = httpx.AsyncClient(follow_redirects=True)
-        yield async_client
-        aloop.run_until_complete(async_client.aclose())
+        aloop.run_until_complete(client.aclose())
 
 
 @pytest.mark.parametrize(
