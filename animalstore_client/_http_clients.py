@@ -40,7 +40,7 @@ def _with_defaults(kwargs: dict[str, Any]) -> dict[str, Any]:
     return {"timeout": DEFAULT_TIMEOUT, "limits": DEFAULT_CONNECTION_LIMITS, **kwargs}
 
 
-def DefaultHttpxClient(**kwargs: Any) -> httpx.Client:  # noqa: N802 (named like the class it stands for)
+def DefaultHttpxClient(**kwargs: Any) -> httpx.Client:
     """Return an ``httpx.Client`` with the SDK's defaults, for ``Client(http_client=...)``.
 
     The defaults: ``DEFAULT_TIMEOUT`` (5 s to connect, 30 s for the rest) and
@@ -58,8 +58,8 @@ def DefaultHttpxClient(**kwargs: Any) -> httpx.Client:  # noqa: N802 (named like
     return httpx.Client(**_with_defaults(kwargs))
 
 
-def DefaultAsyncHttpxClient(**kwargs: Any) -> httpx.AsyncClient:  # noqa: N802
-    """Return an ``httpx.AsyncClient`` with the SDK's defaults, for ``AsyncClient(http_client=...)``.
+def DefaultAsyncHttpxClient(**kwargs: Any) -> httpx.AsyncClient:
+    """Return an ``httpx.AsyncClient`` with the SDK's defaults, for ``AsyncClient(http_client=)``.
 
     The defaults are those of ``DefaultHttpxClient``. On top of plain httpx, requests beyond
     the pool's ``max_connections`` wait in the client, first come first served, for a free
@@ -84,7 +84,7 @@ def DefaultAsyncHttpxClient(**kwargs: Any) -> httpx.AsyncClient:  # noqa: N802
     return GatedAsyncClient(**_with_defaults(kwargs))
 
 
-def DefaultAioHttpClient(**kwargs: Any) -> httpx.AsyncClient:  # noqa: N802
+def DefaultAioHttpClient(**kwargs: Any) -> httpx.AsyncClient:
     """Return an ``httpx.AsyncClient`` that sends through aiohttp, with the SDK's defaults.
 
     Use it as ``AsyncClient(http_client=DefaultAioHttpClient())`` for many concurrent calls:

@@ -14,9 +14,8 @@ import socket
 from collections.abc import Callable, Iterator
 from typing import Any
 
-import pytest
-
 import httpx
+import pytest
 
 from animalstore_client import AsyncClient, Client, DefaultAioHttpClient
 from tests.conftest import Api as SharedApi

@@ -171,7 +171,9 @@ def test_copies_and_raw_views_of_a_closed_client_refuse_too(
     server: FaultServer, make_client: Callable[..., Api], kind: str
 ) -> None:
     if kind == "aiohttp":
-        pytest.skip("copies refuse because closing closed the pool they share; a passed-in pool stays open")
+        pytest.skip(
+            "copies refuse because closing closed the pool they share; a passed-in pool stays open"
+        )
     api = make_client(server)
     raw = api.raw
     copy = Api(api.target.with_options(max_retries=0), api._loop, api.kind)
