@@ -182,20 +182,21 @@ def _headers(api_key: str) -> dict[str, str]:
     return {**HEADERS, "Authorization": f"Bearer {api_key}"}
 
 
-async def _gather(call: Callable[[], Awaitable[object]]) -> list[object]:
-    calls = [call() for _ in range(ASYNC_CALLS)]
-    return await asyncio.gather(*calls, return_exceptions=True)
+async def _gather(call: Callable[[], Awaitable[object]], calls: int) -> list[object]:
+    return await asyncio.gather(*(call() for _ in range(calls)), return_exceptions=True)
 
 
-async def _sdk_aiohttp(url: str, api_key: str) -> list[object]:
+async def _sdk_aiohttp(url: str, api_key: str, calls: int = ASYNC_CALLS) -> list[object]:
     async with (
         DefaultAioHttpClient() as http,
         AsyncClient(api_key=api_key, base_url=url, http_client=http) as sdk,
     ):
-        return await _gather(lambda: sdk.list_pets(limit=LIMIT))
+        return await _gather(lambda: sdk.list_pets(limit=LIMIT), calls)
 
 
-async def _raw_aiohttp(url: str, api_key: str, *, typed: bool = True) -> list[object]:
+async def _raw_aiohttp(
+    url: str, api_key: str, calls: int = ASYNC_CALLS, *, typed: bool = True
+) -> list[object]:
     import aiohttp
 
     headers, params = _headers(api_key), {"limit": str(LIMIT)}
@@ -208,19 +209,19 @@ async def _raw_aiohttp(url: str, api_key: str, *, typed: bool = True) -> list[ob
                 page = json.loads(await response.read())
             return _pets(page) if typed else page
 
-        return await _gather(one)
+        return await _gather(one, calls)
 
 
-async def _raw_aiohttp_dicts(url: str, api_key: str) -> list[object]:
-    return await _raw_aiohttp(url, api_key, typed=False)
+async def _raw_aiohttp_dicts(url: str, api_key: str, calls: int = ASYNC_CALLS) -> list[object]:
+    return await _raw_aiohttp(url, api_key, calls, typed=False)
 
 
-async def _sdk_default(url: str, api_key: str) -> list[object]:
+async def _sdk_default(url: str, api_key: str, calls: int = ASYNC_CALLS) -> list[object]:
     async with AsyncClient(api_key=api_key, base_url=url) as sdk:
-        return await _gather(lambda: sdk.list_pets(limit=LIMIT))
+        return await _gather(lambda: sdk.list_pets(limit=LIMIT), calls)
 
 
-async def _raw_httpx(url: str, api_key: str) -> list[object]:
+async def _raw_httpx(url: str, api_key: str, calls: int = ASYNC_CALLS) -> list[object]:
     headers = _headers(api_key)
     async with httpx.AsyncClient(timeout=DEFAULT_TIMEOUT) as http:
 
@@ -229,7 +230,7 @@ async def _raw_httpx(url: str, api_key: str) -> list[object]:
             response.raise_for_status()
             return _pets(json.loads(response.content))
 
-        return await _gather(one)
+        return await _gather(one, calls)
 
 
 def _threaded(call: Callable[[], object]) -> int:
@@ -266,7 +267,7 @@ def _raw_threads(url: str, api_key: str) -> int:
         return _threaded(one)
 
 
-_ASYNC: dict[str, Callable[[str, str], Awaitable[list[object]]]] = {
+_ASYNC: dict[str, Callable[[str, str, int], Awaitable[list[object]]]] = {
     "sdk aiohttp": _sdk_aiohttp,
     "raw aiohttp typed": _raw_aiohttp,
     "raw aiohttp dicts": _raw_aiohttp_dicts,
@@ -284,7 +285,7 @@ def peak_of_one_batch(contender: str, url: str, api_key: str) -> int:
     """Run one batch of ``contender``; return how far VmHWM rose above VmRSS before it, KiB."""
     before = _status_kib("VmRSS:")
     if contender in _ASYNC:
-        asyncio.run(_ASYNC[contender](url, api_key))
+        asyncio.run(_ASYNC[contender](url, api_key, ASYNC_CALLS))
     else:
         _THREADED[contender](url, api_key)
     return _status_kib("VmHWM:") - before
@@ -313,14 +314,15 @@ def concurrent_async(rounds: int, api_key: str) -> list[Throughput]:
             # A benchmark of two things that do different work would measure nothing.
             pairs = (("sdk aiohttp", "raw aiohttp typed"), ("sdk default", "raw httpx typed"))
             for sdk, raw in pairs:
-                sdk_answer = loop.run_until_complete(_ASYNC[sdk](url, api_key))[0]
-                raw_answer = loop.run_until_complete(_ASYNC[raw](url, api_key))[0]
+                sdk_answer = loop.run_until_complete(_ASYNC[sdk](url, api_key, 1))[0]
+                raw_answer = loop.run_until_complete(_ASYNC[raw](url, api_key, 1))[0]
                 if sdk_answer != raw_answer or len(sdk_answer) != LIMIT:  # type: ignore[arg-type]
                     raise AssertionError(f"SDK and baseline disagree: {sdk_answer!r}")
 
             def batch(name: str) -> Callable[[], Batch]:
                 def run() -> int:
-                    return _failures(loop.run_until_complete(_ASYNC[name](url, api_key)))
+                    batch = _ASYNC[name](url, api_key, ASYNC_CALLS)
+                    return _failures(loop.run_until_complete(batch))
 
                 return lambda: _timed(run, ASYNC_CALLS)
 

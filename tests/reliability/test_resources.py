@@ -10,6 +10,7 @@ import os
 import subprocess
 import sys
 import textwrap
+import time
 import warnings
 from collections.abc import Callable
 from pathlib import Path
@@ -217,3 +218,43 @@ def test_a_user_http_client_is_left_open_and_its_closing_is_noticed(
     with pytest.raises(RuntimeError, match=CLOSED):
         other.list_pets()
     assert len(server.requests) == 1
+
+
+def open_fds() -> int:
+    return len(os.listdir("/proc/self/fd"))
+
+
+def eventually(condition: Callable[[], bool], timeout: float = 3.0) -> bool:
+    deadline = time.monotonic() + timeout
+    while not condition():
+        if time.monotonic() > deadline:
+            return False
+        gc.collect()
+        time.sleep(0.02)
+    return True
+
+
+@pytest.mark.parametrize("backend", ["httpx", "aiohttp"])
+def test_aclose_releases_every_connection_and_file_descriptor(
+    server: FaultServer, backend: str
+) -> None:
+    server.default = Reply(200, json=[], delay=0.1)
+    before = open_fds()
+
+    async def main() -> tuple[int, int]:
+        # The aiohttp backend is the caller's, closed by the caller right after the SDK client.
+        http = DefaultAioHttpClient() if backend == "aiohttp" else None
+        client = AsyncClient(api_key=API_KEY, base_url=server.base_url, http_client=http)
+        await asyncio.gather(*(client.list_pets() for _ in range(10)))
+        in_use = open_fds(), server.open_connections
+        await client.aclose()
+        if http is not None:
+            await http.aclose()
+        return in_use
+
+    fds_in_use, connections_in_use = asyncio.run(main())
+
+    assert connections_in_use == 10  # ten calls at once: ten connections, kept alive
+    assert fds_in_use >= before + 10
+    assert eventually(lambda: server.open_connections == 0)
+    assert eventually(lambda: open_fds() == before)
