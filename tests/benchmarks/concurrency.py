@@ -321,8 +321,8 @@ def concurrent_async(rounds: int, api_key: str) -> list[Throughput]:
 
             def batch(name: str) -> Callable[[], Batch]:
                 def run() -> int:
-                    batch = _ASYNC[name](url, api_key, ASYNC_CALLS)
-                    return _failures(loop.run_until_complete(batch))
+                    pending = _ASYNC[name](url, api_key, ASYNC_CALLS)
+                    return _failures(loop.run_until_complete(pending))
 
                 return lambda: _timed(run, ASYNC_CALLS)
 
