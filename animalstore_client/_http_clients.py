@@ -65,7 +65,8 @@ def DefaultAsyncHttpxClient(**kwargs: Any) -> httpx.AsyncClient:
     the pool's ``max_connections`` wait in the client, first come first served, for a free
     connection (for at most the ``pool`` timeout, then ``httpx.PoolTimeout``), instead of in
     httpx's pool, which slows down sharply with the length of its queue: with 1,000 calls in
-    flight it served about 70 a second over loopback, where this client serves over 1,000.
+    flight over loopback it completes about 3.5 times as many calls a second as plain httpx.
+    For that many calls, ``DefaultAioHttpClient`` is faster still.
 
     Args:
         **kwargs: any ``httpx.AsyncClient`` argument; each one given replaces the SDK's
