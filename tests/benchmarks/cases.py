@@ -382,8 +382,8 @@ def run_all(settings: Settings, report: Callable[[str], None]) -> Verdict:
     add(socket_results)
     add(concurrent_over_socket(settings))
     for throughputs in (
-        concurrent_async(settings.concurrency_rounds, API_KEY),
-        concurrent_threads(settings.concurrency_rounds, API_KEY),
+        concurrent_async(settings.concurrency_rounds, API_KEY, memory=not settings.quick),
+        concurrent_threads(settings.concurrency_rounds, API_KEY, memory=not settings.quick),
     ):
         add([throughput.comparison() for throughput in throughputs])
         for throughput in throughputs:

@@ -6,8 +6,9 @@ the whole batch at once and closes them, as a fan-out script does: connecting is
 cost, for the SDK and its baseline alike. Contenders alternate (one order, then the reverse).
 
 Throughput is calls per second over the batch; a failed call counts as a failure, not as a
-call. Peak memory is measured apart, untimed: one batch of each contender in a fresh process,
-and how far its resident set's high-water mark (VmHWM) rose above the level after the imports.
+call. Peak memory is measured apart, untimed (not in ``--quick``): one batch of each contender
+in a fresh process, and how far its resident set's high-water mark (VmHWM) rose above the level
+after the imports.
 """
 
 from __future__ import annotations
@@ -129,8 +130,8 @@ class Throughput:
     baseline: str
     sdk: tuple[Batch, ...]
     base: tuple[Batch, ...]
-    #: Peak memory growth of one batch, KiB: SDK, baseline.
-    peaks: tuple[int, int]
+    #: Peak memory growth of one batch, KiB: SDK, baseline; ``None`` when not measured.
+    peaks: tuple[int, int] | None
     #: The least SDK throughput, as a fraction of the baseline's; ``None``: no target.
     target: float | None
 
@@ -165,8 +166,12 @@ class Throughput:
             f"case {self.case.split('.')[0]} vs {self.baseline}: SDK {rate(self.sdk):,.0f} "
             f"calls/s, baseline {rate(self.base):,.0f} calls/s, throughput {ratio:.2f}x{target}; "
             f"failures SDK {self.sdk_failures}, baseline {sum(b.failures for b in self.base)}; "
-            f"peak memory SDK {self.peaks[0] / 1024:.1f} MiB, "
-            f"baseline {self.peaks[1] / 1024:.1f} MiB"
+            + (
+                "peak memory not measured (--quick)"
+                if self.peaks is None
+                else f"peak memory SDK {self.peaks[0] / 1024:.1f} MiB, "
+                f"baseline {self.peaks[1] / 1024:.1f} MiB"
+            )
         )
 
 
@@ -300,7 +305,11 @@ def _alternate(contenders: dict[str, Callable[[], Batch]], rounds: int) -> dict[
     return results
 
 
-def concurrent_async(rounds: int, api_key: str) -> list[Throughput]:
+def _peaks(names: list[str], url: str, api_key: str, memory: bool) -> dict[str, int] | None:
+    return {name: _peak_kib(name, url, api_key) for name in names} if memory else None
+
+
+def concurrent_async(rounds: int, api_key: str, *, memory: bool = True) -> list[Throughput]:
     """Case 7: one ``AsyncClient``, 1,000 concurrent ``list_pets(limit=20)``, 100 connections.
 
     On aiohttp against a raw ``aiohttp.ClientSession`` (``TCPConnector(limit=100)``); on the
@@ -329,7 +338,7 @@ def concurrent_async(rounds: int, api_key: str) -> list[Throughput]:
             results = _alternate({name: batch(name) for name in _ASYNC}, rounds)
         finally:
             loop.close()
-        peaks = {name: _peak_kib(name, url, api_key) for name in _ASYNC}
+        peaks = _peaks(list(_ASYNC), url, api_key, memory)
 
     def versus(sdk: str, raw: str, label: str, target: float | None) -> Throughput:
         backend = sdk.split()[1]
@@ -338,7 +347,7 @@ def concurrent_async(rounds: int, api_key: str) -> list[Throughput]:
             baseline=label,
             sdk=tuple(results[sdk]),
             base=tuple(results[raw]),
-            peaks=(peaks[sdk], peaks[raw]),
+            peaks=None if peaks is None else (peaks[sdk], peaks[raw]),
             target=target,
         )
 
@@ -349,7 +358,7 @@ def concurrent_async(rounds: int, api_key: str) -> list[Throughput]:
     ]
 
 
-def concurrent_threads(rounds: int, api_key: str) -> list[Throughput]:
+def concurrent_threads(rounds: int, api_key: str, *, memory: bool = True) -> list[Throughput]:
     """Case 8: 16 threads sharing one ``Client``, 2,000 ``list_pets(limit=20)`` in all.
 
     Against a raw ``httpx.Client`` shared the same way, with the SDK's timeout.
@@ -360,14 +369,14 @@ def concurrent_threads(rounds: int, api_key: str) -> list[Throughput]:
             return lambda: _timed(lambda: _THREADED[name](url, api_key), THREAD_CALLS)
 
         results = _alternate({name: batch(name) for name in _THREADED}, rounds)
-        peaks = {name: _peak_kib(name, url, api_key) for name in _THREADED}
+        peaks = _peaks(list(_THREADED), url, api_key, memory)
     return [
         Throughput(
             case=f"8. {THREADS} threads, one Client, {THREAD_CALLS} list_pets",
             baseline="httpx typed",
             sdk=tuple(results["sdk"]),
             base=tuple(results["raw"]),
-            peaks=(peaks["sdk"], peaks["raw"]),
+            peaks=None if peaks is None else (peaks["sdk"], peaks["raw"]),
             target=0.95,
         )
     ]
