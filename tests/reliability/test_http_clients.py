@@ -335,3 +335,29 @@ def test_a_refused_create_is_retried_and_then_reported_as_a_connection_error(
     assert type(error) is APIConnectionError  # a refusal is not a timeout
     assert isinstance(error.__cause__, httpx.ConnectError)
     assert len(sleeps) == 2  # nothing was sent, so both retries were allowed
+
+
+def test_a_create_is_sent_once_even_through_httpx_aiohttps_own_client(sleeps: list[float]) -> None:
+    # httpx_aiohttp.HttpxAiohttpClient (not DefaultAioHttpClient) reports this hang-up, after
+    # the server read the POST, as ConnectTimeout: the SDK must not take it for "not sent".
+    import httpx_aiohttp
+
+    with FaultServer() as server:
+        server.script(Hangup(), Reply(201, json=PET))
+
+        async def main() -> BaseException:
+            async with httpx_aiohttp.HttpxAiohttpClient() as http:
+                client = AsyncClient(
+                    api_key=API_KEY, base_url=server.base_url, http_client=http, max_retries=2
+                )
+                try:
+                    await client.create_pet(name="Rex", category_id=3)
+                except APIConnectionError as exc:
+                    return exc
+            raise AssertionError("created")
+
+        error = asyncio.run(main())
+
+        assert isinstance(error.__cause__, httpx.ConnectTimeout)  # httpx-aiohttp's label
+        assert [r.method for r in server.requests] == ["POST"]
+        assert sleeps == []
