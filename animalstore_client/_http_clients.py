@@ -62,11 +62,11 @@ def DefaultAsyncHttpxClient(**kwargs: Any) -> httpx.AsyncClient:
     """Return an ``httpx.AsyncClient`` with the SDK's defaults, for ``AsyncClient(http_client=)``.
 
     The defaults are those of ``DefaultHttpxClient``. On top of plain httpx, requests beyond
-    the pool's ``max_connections`` wait in the client, first come first served, for a free
-    connection (for at most the ``pool`` timeout, then ``httpx.PoolTimeout``), instead of in
-    httpx's pool, which slows down sharply with the length of its queue: with 1,000 calls in
-    flight over loopback it completes about 3.5 times as many calls a second as plain httpx.
-    For that many calls, ``DefaultAioHttpClient`` is faster still.
+    twice the pool's ``max_connections`` wait in the client, first come first served (for at
+    most the ``pool`` timeout, then ``httpx.PoolTimeout``), instead of in httpx's pool, which
+    slows down sharply with the length of its queue: with 1,000 calls in flight over loopback
+    it completes about 3.5 times as many calls a second as plain httpx. For that many calls,
+    ``DefaultAioHttpClient`` is faster still.
 
     Args:
         **kwargs: any ``httpx.AsyncClient`` argument; each one given replaces the SDK's
