@@ -6,7 +6,7 @@ frees up, so with 1,000 requests queued for 100 connections it spends its time s
 a time; the others wait on an asyncio semaphore, which wakes them one by one, in order. Twice,
 not once: a queue as long as the pool is still cheap for httpx, and handing each freed
 connection straight to a queued request is faster than waking a waiter here first (measured:
-with 200 calls in flight on 100 connections, holding beyond 100 cost 9%, beyond 200 nothing;
+with 200 calls in flight on 100 connections, holding beyond 100 cost 6 to 9%, beyond 200 nothing;
 with 1,000 in flight both doubled the throughput). Imported when the first such client is
 made, so that ``import animalstore_client`` does not import asyncio.
 """
