@@ -28,6 +28,12 @@ from animalstore_client._exceptions import (
     RateLimitError,
 )
 from animalstore_client._exports import publish
+from animalstore_client._http_clients import (
+    DEFAULT_CONNECTION_LIMITS,
+    DefaultAioHttpClient,
+    DefaultAsyncHttpxClient,
+    DefaultHttpxClient,
+)
 from animalstore_client._models import Error, NewPet, Pet, PetStatus
 from animalstore_client._raw import AsyncRawResponses, RawResponses
 from animalstore_client._response import APIResponse
@@ -36,6 +42,7 @@ from animalstore_client._version import __version__
 
 __all__ = [
     "BASE_URLS",
+    "DEFAULT_CONNECTION_LIMITS",
     "DEFAULT_MAX_RETRIES",
     "DEFAULT_TIMEOUT",
     "NOT_GIVEN",
@@ -51,6 +58,9 @@ __all__ = [
     "AuthenticationError",
     "BadRequestError",
     "Client",
+    "DefaultAioHttpClient",
+    "DefaultAsyncHttpxClient",
+    "DefaultHttpxClient",
     "Environment",
     "Error",
     "InternalServerError",

@@ -26,6 +26,8 @@ from typing import TYPE_CHECKING, Any
 
 import httpx
 
+from animalstore_client._http_clients import DefaultAsyncHttpxClient, DefaultHttpxClient
+
 if TYPE_CHECKING:
     import asyncio
 
@@ -78,7 +80,7 @@ class SyncPool:
         """Return the pool, opening it on first use (in this process)."""
         with self._lock:
             if self.http is None:
-                http = httpx.Client()
+                http = DefaultHttpxClient()
                 # Closed when the clients sharing it are all dropped without close().
                 self._finalizer = weakref.finalize(self, http.close)
                 self.http = http
@@ -116,7 +118,7 @@ class AsyncPool:
 
     async def open(self) -> httpx.AsyncClient:
         """Open a pool for the running loop and tie its closing to the loop's shutdown."""
-        http = httpx.AsyncClient()
+        http = DefaultAsyncHttpxClient()
         guard = _closed_with_the_loop(http)
         # Runs to the generator's first `yield` without suspending, so concurrent first
         # calls in a new loop cannot interleave here. Started in this loop, the generator is

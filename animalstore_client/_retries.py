@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 import random
+import sys
 import time
 from collections.abc import Mapping
 
@@ -87,6 +88,24 @@ def _seconds_until(http_date: str, now: float) -> float:
         return math.nan
 
 
+def _provably_not_sent(error: httpx.RequestError) -> bool:
+    """Whether ``error`` says that not a byte of the request left.
+
+    httpx-aiohttp 0.2's own client (``httpx_aiohttp.HttpxAiohttpClient``, unlike
+    ``DefaultAioHttpClient``) raises ``ConnectTimeout`` for every aiohttp connection error, a
+    server that hung up after reading the request included: the aiohttp error it chains says
+    which it was. aiohttp is looked up, not imported: if it is not loaded, it raised nothing.
+    """
+    if not isinstance(error, _NOT_SENT_ERRORS):
+        return False
+    aiohttp = sys.modules.get("aiohttp")
+    cause = error.__cause__
+    if aiohttp is None or not isinstance(cause, aiohttp.ClientError):
+        return True
+    before_sending = (aiohttp.ClientConnectorError, getattr(aiohttp, "ConnectionTimeoutError", ()))
+    return isinstance(cause, before_sending)
+
+
 def retry_delay(
     outcome: httpx.Response | httpx.RequestError,
     *,
@@ -113,5 +132,6 @@ def retry_delay(
             return None
         wait = retry_after(outcome.headers)
         return backoff(retries_taken) if wait is None else wait
-    retryable = _RETRYABLE_ERRORS if idempotent else _NOT_SENT_ERRORS
-    return backoff(retries_taken) if isinstance(outcome, retryable) else None
+    if idempotent:
+        return backoff(retries_taken) if isinstance(outcome, _RETRYABLE_ERRORS) else None
+    return backoff(retries_taken) if _provably_not_sent(outcome) else None

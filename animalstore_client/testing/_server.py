@@ -232,6 +232,11 @@ class _RequestHandler(BaseHTTPRequestHandler):
         self.send_response(status)
         for name, value in headers:
             self.send_header(name, value)
+        if self.request_version == "HTTP/1.0" and not self.close_connection:
+            # http.server keeps an HTTP/1.0 connection open when asked to ("Connection:
+            # keep-alive") but does not say so; such a client then waits for the close that
+            # ends the response, and never sends its next request (`ab -k` hangs).
+            self.send_header("Connection", "keep-alive")
         self.end_headers()
         # A HEAD response announces its Content-Length but must not carry the body.
         if self.command != "HEAD":

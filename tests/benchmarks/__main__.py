@@ -1,9 +1,10 @@
 """Run the benchmarks: ``python -m tests.benchmarks [--quick] [--check]``.
 
-``--quick`` does less work per case (CI); ``--check`` exits 1 when a ratio misses its target
-by more than the spread between rounds (its first quartile is above the target), or when case 2
-opens more than one connection, in two runs in a row: a first miss is measured again. Ratios,
-not absolute times, are what is checked.
+``--quick`` does less work per case (CI). Every target missed is reported as missed, with
+whether the miss is within the spread measured between rounds. ``--check`` exits 1 when a ratio
+misses its target beyond that spread (its first quartile misses too), when an SDK call fails in
+case 7 or 8, or when case 2 opens more than one connection, in two runs in a row: a first such
+miss is measured again. Ratios, not absolute times, are what is checked.
 """
 
 from __future__ import annotations
@@ -26,13 +27,21 @@ def main() -> int:
     print(f"# {machine()}; {'quick' if options.quick else 'full'} run")
     print(HEADER)
     settings = Settings(quick=options.quick)
-    met = run_all(settings, lambda line: print(line, flush=True))
-    if options.check and not met:
+    verdict = run_all(settings, lambda line: print(line, flush=True))
+    if options.check and verdict.beyond_noise:
         # A slower SDK misses again; a run that a busy machine slowed down as a whole does not.
-        print("# a target was missed: measuring once more, to see whether it reproduces")
-        met = run_all(settings, lambda line: print(line, flush=True))
-    print("all targets met" if met else "some targets missed")
-    return 1 if options.check and not met else 0
+        print("# a target was missed beyond the noise: measuring once more, to see whether it")
+        print("# reproduces; the verdict below is the second run's")
+        verdict = run_all(settings, lambda line: print(line, flush=True))
+    if not verdict.misses:
+        print("all targets met")
+        return 0
+    print(f"{len(verdict.misses)} target(s) missed:")
+    for miss in verdict.misses:
+        print(f"  {miss}")
+    if not verdict.beyond_noise:
+        print("every miss is within the noise measured between rounds (tolerated by --check)")
+    return 1 if options.check and verdict.beyond_noise else 0
 
 
 if __name__ == "__main__":

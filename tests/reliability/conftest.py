@@ -1,8 +1,9 @@
-"""Fixtures for the reliability tests: fault servers, and clients of both kinds over real sockets.
+"""Fixtures for the reliability tests: fault servers, and clients of every kind over real sockets.
 
-Every test that takes ``make_client`` runs twice, with a ``Client`` and with an
-``AsyncClient``; coroutines run on one event loop per test, closed (async generators and the
-default executor included) after the clients.
+Every test that takes ``make_client`` (or ``kind``) runs three times: with a ``Client``, with
+an ``AsyncClient`` on its default (httpx) backend, and with an ``AsyncClient`` on aiohttp
+(``http_client=DefaultAioHttpClient(...)``). Coroutines run on one event loop per test, closed
+(async generators and the default executor included) after the clients.
 """
 
 from __future__ import annotations
@@ -13,9 +14,10 @@ import socket
 from collections.abc import Callable, Iterator
 from typing import Any
 
+import httpx
 import pytest
 
-from animalstore_client import AsyncClient, Client
+from animalstore_client import AsyncClient, Client, DefaultAioHttpClient
 from tests.conftest import Api as SharedApi
 from tests.reliability.faultserver import FaultServer
 
@@ -71,7 +73,7 @@ class Api(SharedApi):
     operations called by name, and ``get_pet`` checked to warn.
 
     Attributes:
-        kind: ``"sync"`` or ``"async"``.
+        kind: ``"sync"``, ``"async"`` or ``"aiohttp"``.
         target: the SDK client (or its ``with_raw_response`` view).
     """
 
@@ -156,11 +158,31 @@ def aloop() -> Iterator[asyncio.AbstractEventLoop]:
     event_loop.close()
 
 
-@pytest.fixture(params=["sync", "async"])
+@pytest.fixture(params=["sync", "async", "aiohttp"])
 def kind(request: pytest.FixtureRequest) -> str:
-    """``"sync"`` or ``"async"``: the test runs once with each client class."""
+    """``"sync"``, ``"async"`` or ``"aiohttp"``: the test runs once with each client class,
+    and the async one once with each backend."""
     param: str = request.param
     return param
+
+
+def new_http_client(kind: str, **options: Any) -> httpx.Client | httpx.AsyncClient:
+    """A user's own ``http_client`` for a client of ``kind``; the caller closes it."""
+    if kind == "sync":
+        return httpx.Client(**options)
+    if kind == "async":
+        return httpx.AsyncClient(**options)
+    return DefaultAioHttpClient(**options)
+
+
+def new_client(kind: str, **options: Any) -> Client | AsyncClient:
+    """An SDK client of ``kind``; for ``"aiohttp"``, on a ``DefaultAioHttpClient`` (unless
+    ``http_client`` is given), which the caller closes as well (``client._http``)."""
+    if kind == "sync":
+        return Client(**options)
+    if kind == "aiohttp" and "http_client" not in options:
+        options["http_client"] = DefaultAioHttpClient()
+    return AsyncClient(**options)
 
 
 @pytest.fixture
@@ -171,17 +193,22 @@ def make_client(kind: str, aloop: asyncio.AbstractEventLoop) -> Iterator[Callabl
     ``timeout`` to ``TEST_TIMEOUT``; other keyword arguments go to the constructor.
     """
     made: list[Api] = []
+    backends: list[httpx.AsyncClient] = []
 
     def make(base_url: str | FaultServer, **options: Any) -> Api:
         if isinstance(base_url, FaultServer):
             base_url = base_url.base_url
         options.setdefault("api_key", API_KEY)
         options.setdefault("timeout", TEST_TIMEOUT)
-        client_class = Client if kind == "sync" else AsyncClient
-        api = Api(client_class(base_url=base_url, **options), aloop, kind)
+        if kind == "aiohttp" and "http_client" not in options:
+            options["http_client"] = DefaultAioHttpClient()
+            backends.append(options["http_client"])
+        api = Api(new_client(kind, base_url=base_url, **options), aloop, kind)
         made.append(api)
         return api
 
     yield make
     for api in made:
         api.close()  # idempotent: a test may have closed it already
+    for backend in backends:
+        aloop.run_until_complete(backend.aclose())

@@ -291,6 +291,12 @@ class FaultServer:
             self._script.extend(actions)
 
     @property
+    def open_connections(self) -> int:
+        """How many client connections are open now (a closed one ends its handler)."""
+        with self._lock:
+            return len(self._connections)
+
+    @property
     def pending(self) -> int:
         """How many scripted actions are still unused."""
         with self._lock:

@@ -15,7 +15,7 @@ from collections import Counter
 
 import pytest
 
-from animalstore_client import AsyncClient, Client, Pet, PetStatus
+from animalstore_client import AsyncClient, Client, DefaultAioHttpClient, Pet, PetStatus
 from animalstore_client.testing import FakeAnimalStore
 from tests.reliability.conftest import API_KEY
 
@@ -132,13 +132,19 @@ def test_one_client_shared_by_16_threads() -> None:
 
 
 @pytest.mark.slow
-def test_one_async_client_with_1000_calls_in_flight() -> None:
+@pytest.mark.parametrize("backend", ["httpx", "aiohttp"])
+def test_one_async_client_with_1000_calls_in_flight(backend: str) -> None:
     store = seeded_store()
     work = plan(ASYNC_CALLS, "async")
     before = resource_counts()
 
     async def run(base_url: str) -> list[object]:
-        async with AsyncClient(api_key=API_KEY, base_url=base_url, max_retries=0) as client:
+        # The SDK's own pool (httpx, 100 connections), or aiohttp's (100 connections too).
+        http = DefaultAioHttpClient() if backend == "aiohttp" else None
+        async with (
+            AsyncClient(api_key=API_KEY, base_url=base_url, max_retries=0, http_client=http)
+            as client,
+        ):
 
             async def one(kind: str, argument: object) -> object:
                 if kind == "create":
@@ -154,7 +160,10 @@ def test_one_async_client_with_1000_calls_in_flight() -> None:
             with warnings.catch_warnings():  # get_pet warns on every call
                 warnings.simplefilter("ignore", DeprecationWarning)
                 calls = (one(kind, arg) for kind, arg in work)
-                return list(await asyncio.gather(*calls, return_exceptions=True))
+                answers = list(await asyncio.gather(*calls, return_exceptions=True))
+        if http is not None:
+            await http.aclose()
+        return answers
 
     with store.serve() as base_url:
         answers = asyncio.run(run(base_url))

@@ -10,15 +10,17 @@ import os
 import subprocess
 import sys
 import textwrap
+import time
 import warnings
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
 
-from animalstore_client import AsyncClient, Client
-from tests.reliability.conftest import API_KEY, PET, Api
+from animalstore_client import AsyncClient, Client, DefaultAioHttpClient
+from tests.reliability.conftest import API_KEY, PET, Api, new_http_client
 from tests.reliability.faultserver import FaultServer, Reply
 
 REPO = Path(__file__).resolve().parents[2]
@@ -31,7 +33,7 @@ def use_and_drop(kind: str, base_url: str) -> None:
         client = Client(api_key=API_KEY, base_url=base_url)
         assert client.list_pets() == []
         del client
-    else:
+    elif kind == "async":
 
         async def main() -> None:
             client = AsyncClient(api_key=API_KEY, base_url=base_url)
@@ -42,6 +44,18 @@ def use_and_drop(kind: str, base_url: str) -> None:
             await asyncio.sleep(0.05)
 
         asyncio.run(main())
+    else:
+
+        async def on_aiohttp() -> None:
+            # The aiohttp client is the caller's, closed by the caller; the SDK client on it
+            # is dropped.
+            async with DefaultAioHttpClient() as http:
+                client = AsyncClient(api_key=API_KEY, base_url=base_url, http_client=http)
+                assert await client.list_pets() == []
+                del client
+                await asyncio.sleep(0.05)
+
+        asyncio.run(on_aiohttp())
     gc.collect()
 
 
@@ -127,11 +141,15 @@ def test_a_context_manager_closes_and_a_later_close_is_harmless(
     else:
 
         async def main() -> None:
-            async with AsyncClient(api_key=API_KEY, base_url=server.base_url) as client:
+            http = new_http_client(kind) if kind == "aiohttp" else None
+            options: dict[str, Any] = {"http_client": http} if http is not None else {}
+            async with AsyncClient(api_key=API_KEY, base_url=server.base_url, **options) as client:
                 await client.list_pets()
             await client.aclose()
             with pytest.raises(RuntimeError, match=CLOSED):
                 await client.list_pets()
+            if isinstance(http, httpx.AsyncClient):
+                await http.aclose()
 
         asyncio.run(main())
     assert len(server.requests) == 1
@@ -152,8 +170,12 @@ def test_a_closed_client_raises_a_clear_error_and_sends_nothing(
 
 
 def test_copies_and_raw_views_of_a_closed_client_refuse_too(
-    server: FaultServer, make_client: Callable[..., Api]
+    server: FaultServer, make_client: Callable[..., Api], kind: str
 ) -> None:
+    if kind == "aiohttp":
+        pytest.skip(
+            "copies refuse because closing closed the pool they share; a passed-in pool stays open"
+        )
     api = make_client(server)
     raw = api.raw
     copy = Api(api.target.with_options(max_retries=0), api._loop, api.kind)
@@ -186,9 +208,7 @@ def test_a_user_http_client_is_left_open_and_its_closing_is_noticed(
     server: FaultServer, make_client: Callable[..., Api], kind: str
 ) -> None:
     server.default = Reply(200, json=[])
-    http: httpx.Client | httpx.AsyncClient = (
-        httpx.Client() if kind == "sync" else httpx.AsyncClient()
-    )
+    http = new_http_client(kind)
     api = make_client(server, http_client=http)
     api.list_pets()
     api.close()
@@ -199,3 +219,43 @@ def test_a_user_http_client_is_left_open_and_its_closing_is_noticed(
     with pytest.raises(RuntimeError, match=CLOSED):
         other.list_pets()
     assert len(server.requests) == 1
+
+
+def open_fds() -> int:
+    return len(os.listdir("/proc/self/fd"))
+
+
+def eventually(condition: Callable[[], bool], timeout: float = 3.0) -> bool:
+    deadline = time.monotonic() + timeout
+    while not condition():
+        if time.monotonic() > deadline:
+            return False
+        gc.collect()
+        time.sleep(0.02)
+    return True
+
+
+@pytest.mark.parametrize("backend", ["httpx", "aiohttp"])
+def test_aclose_releases_every_connection_and_file_descriptor(
+    server: FaultServer, backend: str
+) -> None:
+    server.default = Reply(200, json=[], delay=0.1)
+    before = open_fds()
+
+    async def main() -> tuple[int, int]:
+        # The aiohttp backend is the caller's, closed by the caller right after the SDK client.
+        http = DefaultAioHttpClient() if backend == "aiohttp" else None
+        client = AsyncClient(api_key=API_KEY, base_url=server.base_url, http_client=http)
+        await asyncio.gather(*(client.list_pets() for _ in range(10)))
+        in_use = open_fds(), server.open_connections
+        await client.aclose()
+        if http is not None:
+            await http.aclose()
+        return in_use
+
+    fds_in_use, connections_in_use = asyncio.run(main())
+
+    assert connections_in_use == 10  # ten calls at once: ten connections, kept alive
+    assert fds_in_use >= before + 10
+    assert eventually(lambda: server.open_connections == 0)
+    assert eventually(lambda: open_fds() == before)

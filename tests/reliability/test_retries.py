@@ -160,9 +160,11 @@ def test_retry_after_as_an_http_date_is_honoured(
     assert api.list_pets() == [REX]
     elapsed = time.time() - started
 
-    first, second = server.requests
-    assert second.received_at_wall >= target - 0.1
-    assert second.received_at - first.received_at < 2.0
+    _, second = server.requests
+    # The retry leaves at the date itself: not before, and without the backoff (at least
+    # 0.375 s) on top. Measured from the date, not from the first attempt, whose distance to a
+    # whole-second date varies from run to run by up to a second.
+    assert target - 0.1 <= second.received_at_wall < target + 0.3
     assert elapsed < (target - started) + 1.0
 
 

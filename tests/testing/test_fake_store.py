@@ -798,3 +798,51 @@ def test_store_client_without_a_key_ignores_the_environment(
         FakeAnimalStore(api_keys=[]).client()
     with pytest.raises(ValueError, match="this store accepts none"):
         FakeAnimalStore(api_keys=[]).async_client()
+
+
+def _http10_exchange(sock: socket.socket, keep_alive: bool) -> tuple[str, dict[str, str], bytes]:
+    """Send one HTTP/1.0 GET on ``sock``; read the status line, headers and whole body."""
+    connection = "Connection: keep-alive\r\n" if keep_alive else ""
+    sock.sendall(
+        b"GET /v1/pets?limit=1 HTTP/1.0\r\nHost: 127.0.0.1\r\n"
+        b"Authorization: Bearer test-key\r\n" + connection.encode() + b"\r\n"
+    )
+    stream = sock.makefile("rb")
+    status = stream.readline().decode().strip()
+    headers: dict[str, str] = {}
+    while (line := stream.readline()) not in (b"\r\n", b""):
+        name, _, value = line.decode().partition(":")
+        headers[name.strip().lower()] = value.strip()
+    return status, headers, stream.read(int(headers["content-length"]))
+
+
+@pytest.fixture
+def http10_server() -> Iterator[tuple[str, int]]:
+    store = FakeAnimalStore(api_keys=["test-key"])
+    store.add_pet("Rex", 3, "available")
+    with store.serve() as base_url:
+        url = httpx.URL(base_url)
+        assert url.port is not None
+        yield url.host, url.port
+
+
+def test_an_http10_client_asking_for_keep_alive_is_told_and_served_twice(
+    http10_server: tuple[str, int],
+) -> None:
+    with socket.create_connection(http10_server, timeout=5) as sock:
+        for _ in range(2):  # the second request goes on the same connection
+            status, headers, body = _http10_exchange(sock, keep_alive=True)
+            assert status.split()[1] == "200"
+            assert headers["connection"].lower() == "keep-alive"
+            assert json.loads(body)[0]["name"] == "Rex"
+
+
+def test_an_http10_client_without_keep_alive_gets_its_answer_then_the_close(
+    http10_server: tuple[str, int],
+) -> None:
+    with socket.create_connection(http10_server, timeout=5) as sock:
+        status, headers, body = _http10_exchange(sock, keep_alive=False)
+        assert status.split()[1] == "200"
+        assert headers.get("connection", "close").lower() == "close"
+        assert json.loads(body)[0]["name"] == "Rex"
+        assert sock.recv(1) == b""  # the server closed the connection (no timeout hit)

@@ -1,0 +1,364 @@
+"""The public ``http_client`` factories, over real sockets: their defaults, the proxies they read
+from the environment, the connection gate of ``DefaultAsyncHttpxClient``, aiohttp's errors as
+httpx's, and what happens without the aiohttp extra.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import subprocess
+import sys
+import textwrap
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from animalstore_client import (
+    DEFAULT_CONNECTION_LIMITS,
+    DEFAULT_TIMEOUT,
+    APIConnectionError,
+    AsyncClient,
+    DefaultAioHttpClient,
+    DefaultAsyncHttpxClient,
+    DefaultHttpxClient,
+    Pet,
+)
+from animalstore_client._gate import ConnectionGate
+from tests.reliability.conftest import API_KEY, PET, free_port
+from tests.reliability.faultserver import FaultServer, Hangup, Reply
+
+REPO = Path(__file__).resolve().parents[2]
+FACTORIES: dict[str, Callable[..., httpx.Client | httpx.AsyncClient]] = {
+    "DefaultHttpxClient": DefaultHttpxClient,
+    "DefaultAsyncHttpxClient": DefaultAsyncHttpxClient,
+    "DefaultAioHttpClient": DefaultAioHttpClient,
+}
+
+
+def get_many(http: httpx.Client | httpx.AsyncClient, urls: list[str]) -> list[Any]:
+    """GET every URL at once (threads for a sync client, tasks for an async one); return the
+    responses or the exceptions, then close the client."""
+    if isinstance(http, httpx.Client):
+        from concurrent.futures import ThreadPoolExecutor
+
+        def one(url: str) -> Any:
+            try:
+                return http.get(url)
+            except httpx.HTTPError as exc:
+                return exc
+
+        with http, ThreadPoolExecutor(len(urls)) as pool:
+            return list(pool.map(one, urls))
+
+    async def run() -> list[Any]:
+        async with http:
+            return await asyncio.gather(*(http.get(url) for url in urls), return_exceptions=True)
+
+    return asyncio.run(run())
+
+
+def run_python(code: str) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ANIMALSTORE_")}
+    return subprocess.run(
+        [sys.executable, "-c", textwrap.dedent(code)],
+        cwd=REPO,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+
+
+# -- defaults and overrides --------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("name", list(FACTORIES))
+def test_a_factory_applies_the_sdks_timeout_and_lets_any_argument_replace_a_default(
+    name: str,
+) -> None:
+    factory = FACTORIES[name]
+    default = factory()
+    tweaked = factory(timeout=2.5, headers={"X-Team": "pets"})
+    for http in (default, tweaked):
+        if isinstance(http, httpx.Client):
+            http.close()
+        else:
+            asyncio.run(http.aclose())
+
+    assert default.timeout == DEFAULT_TIMEOUT
+    assert tweaked.timeout == httpx.Timeout(2.5)
+    assert tweaked.headers["x-team"] == "pets"
+    expected = httpx.Client if name == "DefaultHttpxClient" else httpx.AsyncClient
+    assert isinstance(default, expected)
+
+
+@pytest.mark.parametrize("name", list(FACTORIES))
+def test_max_connections_bounds_the_connections_and_every_call_still_completes(
+    name: str,
+) -> None:
+    with FaultServer(default=Reply(200, json=[PET], delay=0.2)) as server:
+        http = FACTORIES[name](limits=httpx.Limits(max_connections=2))
+        responses = get_many(http, [f"{server.base_url}/pets"] * 6)
+
+        assert [getattr(r, "status_code", r) for r in responses] == [200] * 6
+        assert len({request.connection for request in server.requests}) == 2
+
+
+@pytest.mark.parametrize("name", list(FACTORIES))
+def test_the_default_limits_open_a_connection_per_concurrent_call(name: str) -> None:
+    assert DEFAULT_CONNECTION_LIMITS.max_connections == 100
+    with FaultServer(default=Reply(200, json=[PET], delay=0.3)) as server:
+        responses = get_many(FACTORIES[name](), [f"{server.base_url}/pets"] * 8)
+
+        assert [getattr(r, "status_code", r) for r in responses] == [200] * 8
+        assert len({request.connection for request in server.requests}) == 8
+
+
+# -- proxies from the environment ----------------------------------------------------------------
+
+
+@pytest.mark.parametrize("name", list(FACTORIES))
+def test_http_proxy_from_the_environment_carries_the_calls(
+    name: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The proxy is a fault server that answers every request itself; the target host does not
+    # exist, so only a request through the proxy can succeed.
+    with FaultServer(default=Reply(200, json=[PET])) as proxy:
+        for variable in ("HTTPS_PROXY", "ALL_PROXY", "NO_PROXY"):
+            monkeypatch.delenv(variable, raising=False)
+            monkeypatch.delenv(variable.lower(), raising=False)
+        monkeypatch.setenv("HTTP_PROXY", proxy.origin)
+        (response,) = get_many(FACTORIES[name](), ["http://animalstore.invalid/v1/pets?limit=1"])
+
+    assert getattr(response, "status_code", response) == 200
+    (request,) = proxy.requests
+    assert request.target == "http://animalstore.invalid/v1/pets?limit=1"  # absolute form
+
+
+@pytest.mark.parametrize("name", list(FACTORIES))
+def test_no_proxy_from_the_environment_goes_direct(
+    name: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    with FaultServer() as proxy, FaultServer(default=Reply(200, json=[PET])) as server:
+        monkeypatch.setenv("HTTP_PROXY", proxy.origin)
+        monkeypatch.setenv("NO_PROXY", "127.0.0.1")
+        (response,) = get_many(FACTORIES[name](), [f"{server.base_url}/pets"])
+
+        assert getattr(response, "status_code", response) == 200
+        assert proxy.requests == []
+        assert [r.target for r in server.requests] == ["/v1/pets"]
+
+
+def test_the_sdk_on_aiohttp_sends_through_the_environments_proxy(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    with FaultServer(default=Reply(200, json=[PET])) as proxy:
+        monkeypatch.setenv("HTTP_PROXY", proxy.origin)
+        monkeypatch.delenv("NO_PROXY", raising=False)
+        monkeypatch.delenv("no_proxy", raising=False)
+
+        async def main() -> list[Pet]:
+            async with (
+                DefaultAioHttpClient() as http,
+                AsyncClient(
+                    api_key=API_KEY, base_url="http://animalstore.invalid/v1", http_client=http
+                ) as client,
+            ):
+                return await client.list_pets(limit=1)
+
+        assert [pet.name for pet in asyncio.run(main())] == ["Rex"]
+
+    (request,) = proxy.requests
+    assert request.target == "http://animalstore.invalid/v1/pets?limit=1"
+    assert request.header("authorization") == f"Bearer {API_KEY}"
+
+
+# -- the connection gate of DefaultAsyncHttpxClient ----------------------------------------------
+
+
+def test_a_call_that_finds_no_free_connection_in_time_is_a_pool_timeout_and_is_not_sent() -> None:
+    with FaultServer(default=Reply(200, json=[PET], delay=1.0)) as server:
+        # One connection: the first call holds it, the second waits in httpx's pool, the
+        # third in the client's gate (which lets in twice the pool's size).
+        http = DefaultAsyncHttpxClient(
+            limits=httpx.Limits(max_connections=1), timeout=httpx.Timeout(5.0, pool=0.2)
+        )
+
+        async def main() -> tuple[Any, list[Any], float]:
+            async with http:
+                first = asyncio.ensure_future(http.get(f"{server.base_url}/pets"))
+                await asyncio.sleep(0.05)  # the first one holds the only connection
+                started = time.monotonic()
+                late = [http.get(f"{server.base_url}/pets") for _ in range(2)]
+                others = await asyncio.gather(*late, return_exceptions=True)
+                waited = time.monotonic() - started
+                return await first, others, waited
+
+        first, others, waited = asyncio.run(main())
+
+        assert first.status_code == 200
+        assert all(isinstance(other, httpx.PoolTimeout) for other in others)
+        assert any("no connection became free" in str(other) for other in others)  # the gate's
+        assert all(other.request.url == f"{server.base_url}/pets" for other in others)
+        assert 0.15 <= waited < 0.9  # the pool timeout, not the first call's answer
+        assert len(server.requests) == 1  # the others never left
+
+
+def test_the_gate_works_in_one_event_loop_after_another() -> None:
+    # A client may outlive an event loop (two asyncio.run calls, a notebook's restarted loop):
+    # its gate must not stay bound to the first one.
+    gate = ConnectionGate(1)
+    request = httpx.Request("GET", "http://127.0.0.1/v1/pets")
+    order: list[str] = []
+
+    async def hold(name: str) -> None:
+        semaphore = await gate.enter(request)
+        order.append(f"{name} in")
+        await asyncio.sleep(0.01)
+        order.append(f"{name} out")
+        semaphore.release()
+
+    async def contend(prefix: str) -> None:
+        await asyncio.gather(hold(f"{prefix}1"), hold(f"{prefix}2"), hold(f"{prefix}3"))
+
+    asyncio.run(contend("a"))
+    asyncio.run(contend("b"))  # "bound to a different event loop" if the gate kept the first
+
+    assert order == [
+        f"{p}{n} {step}" for p in "ab" for n in "123" for step in ("in", "out")
+    ]  # one at a time, in order of arrival
+
+
+def test_with_a_transport_of_its_own_no_request_waits_in_the_client() -> None:
+    transport = httpx.MockTransport(lambda request: httpx.Response(200))
+    http = DefaultAsyncHttpxClient(transport=transport)
+    assert http._gate is None  # type: ignore[attr-defined]
+    assert DefaultAsyncHttpxClient()._gate.size == 200  # type: ignore[attr-defined]
+
+
+# -- aiohttp's errors as httpx's ------------------------------------------------------------------
+
+
+def test_aiohttp_errors_are_raised_as_the_httpx_errors_of_the_same_meaning() -> None:
+    async def main(url: str) -> Exception:
+        async with DefaultAioHttpClient() as http:
+            try:
+                await http.get(url)
+            except httpx.HTTPError as exc:
+                return exc
+        raise AssertionError("no error")
+
+    refused = asyncio.run(main(f"http://127.0.0.1:{free_port()}/v1/pets"))
+    with FaultServer() as server:
+        server.script(Hangup())
+        hung_up = asyncio.run(main(f"{server.base_url}/pets"))
+
+    # httpx-aiohttp alone raises ConnectTimeout for both: the second would let the SDK
+    # retry a create_pet that the server may have processed.
+    assert type(refused) is httpx.ConnectError
+    assert type(hung_up) is httpx.RemoteProtocolError
+    assert type(refused.__cause__).__module__.startswith("aiohttp")
+
+
+# -- without the extra ---------------------------------------------------------------------------
+
+
+def test_importing_the_package_and_using_the_httpx_backends_never_imports_aiohttp() -> None:
+    result = run_python(
+        """
+        import sys
+        import animalstore_client as sdk
+
+        sdk.Client(api_key="k").close()
+        sdk.AsyncClient(api_key="k")
+        sdk.DefaultHttpxClient().close()
+        sdk.DefaultAsyncHttpxClient()
+        print(sorted(m for m in sys.modules if m.split(".")[0] in ("aiohttp", "httpx_aiohttp")))
+        """
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == "[]\n"
+
+
+@pytest.mark.parametrize("missing", ["aiohttp", "httpx_aiohttp"])
+def test_without_the_extra_default_aio_http_client_says_how_to_install_it(missing: str) -> None:
+    result = run_python(
+        f"""
+        import sys
+        sys.modules[{missing!r}] = None  # what an environment without it looks like to import
+
+        import animalstore_client
+        from animalstore_client import AsyncClient
+
+        try:
+            animalstore_client.DefaultAioHttpClient()
+        except ImportError as exc:
+            print(type(exc).__name__)
+            print(exc)
+        AsyncClient(api_key="k")  # the default backend is unaffected
+        """
+    )
+    assert result.returncode == 0, result.stderr
+    kind, message = result.stdout.splitlines()
+    assert kind == "ImportError"
+    assert "pip install 'animalstore-client[aiohttp]'" in message
+    assert missing in message
+
+
+# -- the SDK on both async backends ---------------------------------------------------------------
+
+
+@pytest.mark.parametrize("backend", ["httpx", "aiohttp"])
+def test_a_refused_create_is_retried_and_then_reported_as_a_connection_error(
+    backend: str, sleeps: list[float]
+) -> None:
+    async def main() -> APIConnectionError:
+        http = DefaultAioHttpClient() if backend == "aiohttp" else None
+        url = f"http://127.0.0.1:{free_port()}/v1"
+        async with AsyncClient(api_key=API_KEY, base_url=url, http_client=http) as client:
+            try:
+                await client.create_pet(name="Rex", category_id=3)
+            except APIConnectionError as exc:
+                return exc
+            finally:
+                if http is not None:
+                    await http.aclose()
+        raise AssertionError("no error")
+
+    error = asyncio.run(main())
+
+    assert type(error) is APIConnectionError  # a refusal is not a timeout
+    assert isinstance(error.__cause__, httpx.ConnectError)
+    assert len(sleeps) == 2  # nothing was sent, so both retries were allowed
+
+
+def test_a_create_is_sent_once_even_through_httpx_aiohttps_own_client(sleeps: list[float]) -> None:
+    # httpx_aiohttp.HttpxAiohttpClient (not DefaultAioHttpClient) reports this hang-up, after
+    # the server read the POST, as ConnectTimeout: the SDK must not take it for "not sent".
+    import httpx_aiohttp
+
+    with FaultServer() as server:
+        server.script(Hangup(), Reply(201, json=PET))
+
+        async def main() -> BaseException:
+            async with httpx_aiohttp.HttpxAiohttpClient() as http:
+                client = AsyncClient(
+                    api_key=API_KEY, base_url=server.base_url, http_client=http, max_retries=2
+                )
+                try:
+                    await client.create_pet(name="Rex", category_id=3)
+                except APIConnectionError as exc:
+                    return exc
+            raise AssertionError("created")
+
+        error = asyncio.run(main())
+
+        assert isinstance(error.__cause__, httpx.ConnectTimeout)  # httpx-aiohttp's label
+        assert [r.method for r in server.requests] == ["POST"]
+        assert sleeps == []
