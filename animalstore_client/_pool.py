@@ -80,6 +80,7 @@ class SyncPool:
         """Return the pool, opening it on first use (in this process)."""
         with self._lock:
             if self.http is None:
+                _watch_forks()
                 http = DefaultHttpxClient()
                 # Closed when the clients sharing it are all dropped without close().
                 self._finalizer = weakref.finalize(self, http.close)
@@ -118,6 +119,7 @@ class AsyncPool:
 
     async def open(self) -> httpx.AsyncClient:
         """Open a pool for the running loop and tie its closing to the loop's shutdown."""
+        _watch_forks()
         http = DefaultAsyncHttpxClient()
         guard = _closed_with_the_loop(http)
         # Runs to the generator's first `yield` without suspending, so concurrent first
@@ -170,4 +172,18 @@ def _after_fork_in_child() -> None:
         pool._forget_after_fork()
 
 
-os.register_at_fork(after_in_child=_after_fork_in_child)
+_watching_forks = False
+
+
+def _watch_forks() -> None:
+    """Register the fork handler, once, when the first pool opens.
+
+    Not at import: a registered handler costs every process a few milliseconds at exit, which
+    a program that imports the SDK without calling it should not pay.
+    """
+    global _watching_forks
+    # Two threads opening their first pools at once may both register: the handler is
+    # idempotent (a pool already forgotten has nothing left to forget).
+    if not _watching_forks:
+        _watching_forks = True
+        os.register_at_fork(after_in_child=_after_fork_in_child)
