@@ -156,6 +156,9 @@ class _BaseClient(Generic[HttpT]):
             ValueError: an argument is invalid or out of range, as for the constructor.
         """
         options = self._options
+        if api_key is None:
+            # None means "read ANIMALSTORE_API_KEY" only at construction; a copy keeps a key.
+            raise TypeError("api_key must be a str, got None (leave it out to keep this key)")
         headers = options.default_headers
         if not isinstance(default_headers, NotGiven):
             headers = merge_headers(headers, default_headers)

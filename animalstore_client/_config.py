@@ -63,8 +63,11 @@ _FORBIDDEN_IN_HEADER_VALUE = re.compile(r"[\r\n\x00]")
 #: Headers the SDK sets itself (lower-case name -> the argument that sets them): a user's own
 #: value would silently lose to the SDK's, so it is refused instead.
 RESERVED_HEADERS: Mapping[str, str] = MappingProxyType(
-    {"authorization": "api_key=", "idempotency-key": "idempotency_key="}
+    {"authorization": "api_key=", "idempotency-key": "idempotency_key= to create_pet"}
 )
+#: Headers that frame the body, which httpx computes from it: a stale value would make the HTTP
+#: library itself fail (h11 refuses to send more or less than the Content-Length it was given).
+_FRAMING_HEADERS = frozenset({"content-length", "transfer-encoding"})
 
 API_KEY_VARIABLE = "ANIMALSTORE_API_KEY"
 BASE_URL_VARIABLE = "ANIMALSTORE_BASE_URL"
@@ -179,9 +182,10 @@ def check_headers(argument: str, headers: object) -> dict[str, str]:
 
     Raises:
         TypeError: ``headers`` is not a mapping, or a name or value is not a ``str``.
-        ValueError: a name is not an HTTP token or is one the SDK sets itself
-            (``RESERVED_HEADERS``: the message names the argument to use instead), or a value
-            holds CR, LF, NUL or non-ASCII characters.
+        ValueError: a name is not an HTTP token, is one the SDK sets itself
+            (``RESERVED_HEADERS``: the message names the argument to use instead) or one that
+            frames the body (``Content-Length``, ``Transfer-Encoding``), or a value holds CR,
+            LF, NUL or non-ASCII characters.
     """
     if headers is None:
         return {}
@@ -195,6 +199,10 @@ def check_headers(argument: str, headers: object) -> dict[str, str]:
         if name.lower() in RESERVED_HEADERS:
             raise ValueError(
                 f"{argument} must not set {name!r}: pass {RESERVED_HEADERS[name.lower()]}"
+            )
+        if name.lower() in _FRAMING_HEADERS:
+            raise ValueError(
+                f"{argument} must not set {name!r}: it is computed from the request body"
             )
         # The value is not shown: a header may carry a secret.
         if _FORBIDDEN_IN_HEADER_VALUE.search(value) or not value.isascii():

@@ -23,7 +23,7 @@ from typing import Any
 import httpx
 from attrs import frozen
 
-from animalstore_client import AsyncClient, Client, Pet, PetStatus
+from animalstore_client import AsyncClient, Client, Pet, PetStatus, PetStatusLiteral
 from animalstore_client._converter import structure
 from animalstore_client.testing import FakeAnimalStore
 from tests.benchmarks._harness import Comparison, compare, compare_async
@@ -38,7 +38,7 @@ HEADERS = {
     "User-Agent": Client(api_key=API_KEY)._options.headers["user-agent"],
     "Authorization": f"Bearer {API_KEY}",
 }
-STATUSES = ("available", "pending", "sold")
+STATUSES: tuple[PetStatusLiteral, ...] = ("available", "pending", "sold")
 WIRE_PETS = [
     {"id": i, "name": f"pet-{i}", "categoryId": i % 7, "status": STATUSES[i % 3]}
     for i in range(1, 101)

@@ -23,7 +23,7 @@ from typing import Any
 import attrs
 import pytest
 
-from animalstore_client import __version__
+from animalstore_client import PetStatusLiteral, __version__
 from animalstore_client.testing import FakeAnimalStore
 from tests.conftest import read_lines
 
@@ -219,7 +219,10 @@ def test_create_without_status_sends_none_and_prints_none(api: Server) -> None:
 
 
 def test_list_prints_a_json_array_and_passes_the_filters(api: Server) -> None:
-    for name, status in [("Rex", "sold"), ("Tom", None), ("Kiki", "sold"), ("Max", "sold")]:
+    seeded: list[tuple[str, PetStatusLiteral | None]] = [
+        ("Rex", "sold"), ("Tom", None), ("Kiki", "sold"), ("Max", "sold")
+    ]
+    for name, status in seeded:
         api.store.add_pet(name, 1, status)
     result = run("pets list --status sold --limit 2", base_url=api.base_url)
     assert result.returncode == 0

@@ -34,6 +34,7 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from animalstore_client import PetStatus
 from animalstore_client.testing import FakeAnimalStore
 
 from .conftest import API_KEY, Contract, OpenAPIRequest, OpenAPIResponse, describe
@@ -47,7 +48,7 @@ REQUIRED: list[str] = NEW_PET["required"]
 INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1  # format: int64
 
 SEEDED = 25  # more than the default page size
-SEED_STATUSES = [*STATUSES, None]
+SEED_STATUSES = [*map(PetStatus, STATUSES), None]
 JSON_HEADERS = {"Content-Type": "application/json"}
 # Bytes that can appear nowhere in UTF-8: 0xFF, 0xFE, an overlong lead byte, a 5-byte form.
 NEVER_UTF8 = [b"\xff", b"\xfe", b"\xc0\xaf", b"\xf8\x88\x80\x80\x80"]

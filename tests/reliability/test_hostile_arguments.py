@@ -304,6 +304,27 @@ def test_hostile_default_headers_are_refused_before_sending(
     assert server.requests == []
 
 
+@pytest.mark.parametrize(
+    "headers",
+    [{"Content-Length": "0"}, {"content-length": "999"}, {"Transfer-Encoding": "chunked"}],
+    ids=["content-length-short", "content-length-long", "transfer-encoding"],
+)
+def test_body_framing_headers_are_refused_before_sending(
+    server: FaultServer, make_client: Callable[..., Api], headers: dict[str, str]
+) -> None:
+    # Sent as given, a stale Content-Length made h11 itself raise (LocalProtocolError), a raw
+    # exception from outside the SDK's hierarchy.
+    server.default = Reply(201, json=PET)
+    (name,) = headers
+    with pytest.raises(ValueError, match=f"^default_headers must not set '{name}'"):
+        make_client(server, default_headers=headers)
+    api = make_client(server, max_retries=0)
+    with pytest.raises(ValueError, match=f"^extra_headers must not set '{name}'"):
+        api.create_pet(name="Rex", category_id=3, extra_headers=headers)
+
+    assert server.requests == []
+
+
 @pytest.mark.parametrize("key", ["key\r\nX-Injected: 1", "key\n", "key with space", "k\u00e9y", ""])
 def test_a_hostile_api_key_is_refused_at_construction(
     server: FaultServer, make_client: Callable[..., Api], key: str

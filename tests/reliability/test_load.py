@@ -43,7 +43,7 @@ def settle(before: tuple[int, int]) -> tuple[int, int]:
 def seeded_store() -> FakeAnimalStore:
     store = FakeAnimalStore(api_keys=[API_KEY])
     for pet in SEEDED:
-        store.add_pet(pet.name, pet.category_id, pet.status)
+        store.add_pet(pet.name, pet.category_id, PetStatus.SOLD)
     return store
 
 

@@ -19,6 +19,7 @@ import attrs
 import httpx
 import pytest
 
+from animalstore_client import PetStatusLiteral
 from animalstore_client._models import Pet, PetStatus
 from animalstore_client.testing import FakeAnimalStore, RecordedRequest
 from tests.conftest import read_lines
@@ -254,7 +255,9 @@ def test_list_limit_larger_than_the_store(client: httpx.Client, store: FakeAnima
 
 
 def test_list_filters_by_status_then_limits(client: httpx.Client, store: FakeAnimalStore) -> None:
-    statuses = ["sold", None, "available", "sold", "pending", "sold", "sold"]
+    statuses: list[PetStatusLiteral | None] = [
+        "sold", None, "available", "sold", "pending", "sold", "sold"
+    ]
     for i, status in enumerate(statuses):
         store.add_pet(f"pet{i}", 1, status)
     sold = client.get("/pets", params={"status": "sold"}).json()
@@ -514,7 +517,7 @@ def test_add_pet_assigns_ids_shared_with_the_api(
 def test_add_pet_can_seed_a_status_unknown_to_the_sdk(
     client: httpx.Client, store: FakeAnimalStore
 ) -> None:
-    pet = store.add_pet("Rex", 3, "quarantined")
+    pet = store.add_pet("Rex", 3, "quarantined")  # type: ignore[arg-type]
     assert pet.status == "quarantined"
     assert not isinstance(pet.status, PetStatus)
     assert client.get("/pets/1").json()["status"] == "quarantined"

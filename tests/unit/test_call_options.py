@@ -170,8 +170,8 @@ def test_extra_headers_never_replace_the_idempotency_key_of_a_create(
     [
         ("Authorization", "api_key="),
         ("authorization", "api_key="),
-        ("Idempotency-Key", "idempotency_key="),
-        ("IDEMPOTENCY-KEY", "idempotency_key="),
+        ("Idempotency-Key", "idempotency_key= to create_pet"),
+        ("IDEMPOTENCY-KEY", "idempotency_key= to create_pet"),
     ],
 )
 def test_reserved_extra_headers_are_refused_pointing_at_the_argument(
@@ -205,6 +205,16 @@ def test_reserved_extra_headers_are_refused_pointing_at_the_argument(
         ({"X A": "1"}, ValueError, "extra_headers key 'X A' is not a valid HTTP header name"),
         ({"X-A": "1\r\nX-Injected: 2"}, ValueError, r"extra_headers\['X-A'\] must be ASCII"),
         ({"X-A": "caf\u00e9"}, ValueError, r"extra_headers\['X-A'\] must be ASCII"),
+        (
+            {"Content-Length": "0"},
+            ValueError,
+            "extra_headers must not set 'Content-Length': it is computed from the request body",
+        ),
+        (
+            {"transfer-encoding": "chunked"},
+            ValueError,
+            "extra_headers must not set 'transfer-encoding': it is computed from the request body",
+        ),
     ],
 )
 def test_bad_extra_headers_are_refused_before_sending(
@@ -401,6 +411,17 @@ def test_with_options_api_key_changes_the_copys_key_only(
 def test_with_options_checks_the_api_key(api: Api, key: object, error: type[Exception]) -> None:
     with pytest.raises(error, match=r"^api_key must be"):
         api.target.with_options(api_key=key)
+
+
+def test_with_options_api_key_none_is_refused_not_read_from_the_environment(
+    api: Api, routes: respx.MockRouter, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("ANIMALSTORE_API_KEY", "key-from-the-environment")
+    with pytest.raises(TypeError, match=r"^api_key must be a str, got None"):
+        api.target.with_options(api_key=None)
+
+    api.list_pets()
+    assert routes.calls.last.request.headers["authorization"] == f"Bearer {API_KEY}"
 
 
 def test_with_options_api_key_is_the_one_the_service_judges(

@@ -12,7 +12,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from animalstore_client import Error, NewPet, Pet, PetStatus
+from animalstore_client import Error, NewPet, Pet, PetStatus, WireFormatError
 from animalstore_client._converter import structure
 
 INT64 = st.integers(min_value=-(2**63), max_value=2**63 - 1)
@@ -371,3 +371,12 @@ def test_any_json_value_in_a_field_parses_or_raises_value_error(field: str, valu
         with pytest.raises(ValueError, match=rf"\$\.{field}:") as excinfo:
             Pet.from_dict(data)
         assert_sdk_value_error(excinfo.value)
+
+
+def test_models_built_by_hand_are_not_checked_but_from_dict_of_the_same_data_is() -> None:
+    # The README's documented choice: the constructor trusts its caller (a type checker flags
+    # this line); the wire-format way in checks, naming the field by its wire name.
+    pet = Pet(id="7", name="Rex", category_id=3)  # type: ignore[arg-type]
+    assert pet.id == "7"
+    with pytest.raises(WireFormatError, match=r"\$\.id: expected an integer, got str '7'"):
+        Pet.from_dict(pet.to_dict())

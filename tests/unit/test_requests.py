@@ -158,5 +158,7 @@ def test_an_idempotency_key_in_default_headers_is_refused_pointing_at_the_argume
     with pytest.raises(ValueError, match=r"^default_headers must not set .*") as caught:
         make_api(default_headers={name: "fixed"})
 
-    assert str(caught.value) == f"default_headers must not set {name!r}: pass idempotency_key="
+    assert str(caught.value) == (
+        f"default_headers must not set {name!r}: pass idempotency_key= to create_pet"
+    )
     assert len(mock_api.calls) == 0
