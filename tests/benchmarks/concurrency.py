@@ -206,7 +206,12 @@ async def _raw_aiohttp(
 
     headers, params = _headers(api_key), {"limit": str(LIMIT)}
     connector = aiohttp.TCPConnector(limit=CONNECTIONS)
-    async with aiohttp.ClientSession(connector=connector) as session:
+    timeout = aiohttp.ClientTimeout(
+        sock_connect=DEFAULT_TIMEOUT.connect,
+        sock_read=DEFAULT_TIMEOUT.read,
+        connect=DEFAULT_TIMEOUT.pool,
+    )
+    async with aiohttp.ClientSession(connector=connector, timeout=timeout) as session:
 
         async def one() -> object:
             async with session.get(f"{url}/pets", params=params, headers=headers) as response:
