@@ -30,7 +30,7 @@ def request_state(request: httpx.Request) -> dict[str, Any]:
     return {
         **state,
         "headers": (headers.raw, headers.encoding, type(headers)),
-        "stream": (type(stream), list(stream)),  # type: ignore[call-overload]
+        "stream": (type(stream), list(stream)),
     }
 
 
