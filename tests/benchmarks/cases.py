@@ -354,25 +354,6 @@ def import_cost(settings: Settings) -> tuple[list[Comparison], dict[str, int]]:
     return results, {"sdk_kib": peaks[sdk], "baseline_kib": peaks[base]}
 
 
-#: Targets known to be missed, by the start of their case and baseline, with why. Such a miss is
-#: still reported as a miss; it does not fail --check while the work it needs is an open issue.
-KNOWN_MISSES: dict[tuple[str, str], str] = {
-    ("7. ", "aiohttp typed"): (
-        "httpx's own client layer costs this on the aiohttp transport: raw httpx on the same "
-        "transport misses by as much (see the 'httpx on aiohttp' row); reaching 0.9x means "
-        "sending around httpx.AsyncClient, an open issue"
-    ),
-}
-
-
-def known_miss(comparison: Comparison) -> str | None:
-    """Return why ``comparison``'s target is known to be missed, or ``None``."""
-    for (case, baseline), reason in KNOWN_MISSES.items():
-        if comparison.case.startswith(case) and comparison.baseline == baseline:
-            return reason
-    return None
-
-
 @frozen
 class Verdict:
     """What a run showed against the targets."""
@@ -428,14 +409,12 @@ def run_all(settings: Settings, report: Callable[[str], None]) -> Verdict:
         f"{c.case} vs {c.baseline}: median {c.ratio:.3f}x, target <= {c.target:.3f}x "
         + ("(beyond the noise: even the first quartile misses)" if c.verdict == "MISSED" else
            f"(within the noise: first quartile {c.spread[0]:.3f}x)")
-        + (f"; a known miss, not failing --check: {known_miss(c)}" if known_miss(c) else "")
         for c in comparisons
         if c.target is not None and c.verdict != "ok"
     ]  # fmt: skip
     return Verdict(
         misses=(*hard_misses, *ratio_misses),
-        beyond_noise=bool(hard_misses)
-        or not all(c.passed or known_miss(c) for c in comparisons),
+        beyond_noise=bool(hard_misses) or not all(c.passed for c in comparisons),
     )
 
 

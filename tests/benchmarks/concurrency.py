@@ -206,6 +206,8 @@ async def _raw_aiohttp(
 
     headers, params = _headers(api_key), {"limit": str(LIMIT)}
     connector = aiohttp.TCPConnector(limit=CONNECTIONS)
+    # The same calls as the SDK's: the same headers and the same limits on each phase of an
+    # attempt (aiohttp's own default is one 5-minute limit on the whole call).
     timeout = aiohttp.ClientTimeout(
         sock_connect=DEFAULT_TIMEOUT.connect,
         sock_read=DEFAULT_TIMEOUT.read,
@@ -327,10 +329,10 @@ def _peaks(names: list[str], url: str, api_key: str, memory: bool) -> dict[str, 
 def concurrent_async(rounds: int, api_key: str, *, memory: bool = True) -> list[Throughput]:
     """Case 7: one ``AsyncClient``, 1,000 concurrent ``list_pets(limit=20)``, 100 connections.
 
-    On aiohttp against a raw ``aiohttp.ClientSession`` (``TCPConnector(limit=100)``); on the
-    default backend against a raw ``httpx.AsyncClient`` with httpx's default limits (100
-    connections) and the SDK's timeouts (with httpx's 5 s pool timeout nearly every call
-    would fail).
+    On aiohttp against a raw ``aiohttp.ClientSession`` (``TCPConnector(limit=100)``, the SDK's
+    timeouts per phase); on the default backend against a raw ``httpx.AsyncClient`` with httpx's
+    default limits (100 connections) and the SDK's timeouts (with httpx's 5 s pool timeout
+    nearly every call would fail).
     """
     loop = asyncio.new_event_loop()
     with served_store(api_key) as url:
