@@ -122,6 +122,16 @@ def _base_url(environment: object, base_url: object, environ: Mapping[str, str])
     return BASE_URLS[Environment.PRODUCTION], "environment"
 
 
+#: Whatever stands before an "@" in the authority: credentials, even where a missing scheme
+#: keeps the URL parser from seeing them as such ("user:password@host/v1").
+_CREDENTIALS = re.compile(r"^([^/?#]*//)?[^/?#]*@")
+
+
+def _shown_url(url: str) -> str:
+    """Return ``url`` for an error message, with anything that may be credentials masked."""
+    return _CREDENTIALS.sub(r"\1***@", url)
+
+
 def _normalized_url(url: str, source: str) -> str:
     try:
         parsed = httpx.URL(url)
@@ -133,9 +143,9 @@ def _normalized_url(url: str, source: str) -> str:
             f"{source} must not contain credentials (user:password@); pass the key as api_key="
         )
     if parsed.scheme not in ("http", "https") or not parsed.host:
-        raise ValueError(f"{source} must be an absolute http(s) URL, got {url!r}")
+        raise ValueError(f"{source} must be an absolute http(s) URL, got {_shown_url(url)!r}")
     if parsed.query or parsed.fragment:
-        raise ValueError(f"{source} must not have a query or fragment, got {url!r}")
+        raise ValueError(f"{source} must not have a query or fragment, got {_shown_url(url)!r}")
     # A trailing slash, so that relative operation paths ("pets") append to the `/v1` path
     # instead of replacing it.
     return str(parsed.copy_with(path=parsed.path.rstrip("/") + "/"))
@@ -145,17 +155,26 @@ def check_timeout(timeout: object) -> httpx.Timeout:
     """Return ``timeout`` as an ``httpx.Timeout``: seconds for every phase, ``None`` for no limit.
 
     Raises:
-        TypeError: ``timeout`` is not a number, ``None`` or an ``httpx.Timeout``.
+        TypeError: ``timeout`` is not a real number (numpy's included), ``None`` or an
+            ``httpx.Timeout``.
         ValueError: a phase is not positive, or is too large for a socket.
     """
     if timeout is None:
         return httpx.Timeout(None)
-    if isinstance(timeout, bool) or not isinstance(timeout, (int, float, httpx.Timeout)):
+    if isinstance(timeout, httpx.Timeout):
+        resolved = timeout
+    elif isinstance(timeout, bool) or not _is_real(timeout):
         raise TypeError(
             "timeout must be a number of seconds, None or an httpx.Timeout, "
             f"got {type(timeout).__name__}"
         )
-    resolved = timeout if isinstance(timeout, httpx.Timeout) else httpx.Timeout(float(timeout))
+    else:
+        try:
+            resolved = httpx.Timeout(float(timeout))  # type: ignore[arg-type]
+        except OverflowError:  # an int too large for a float
+            raise ValueError(
+                f"timeout must be at most {_MAX_TIMEOUT:g} seconds, got a larger number"
+            ) from None
     # Every phase, however given: sockets overflow a little above 9.2e9 seconds, and infinity,
     # NaN or a negative value would fail only when sent. None (no limit) is httpx's own choice.
     for phase, seconds in resolved.as_dict().items():
@@ -165,6 +184,15 @@ def check_timeout(timeout: object) -> httpx.Timeout:
                 f"{where} must be positive and at most {_MAX_TIMEOUT:g} seconds, got {seconds}"
             )
     return resolved
+
+
+def _is_real(value: object) -> bool:
+    """Whether ``value`` is a real number: ``int``, ``float``, or numpy's and the like."""
+    if isinstance(value, (int, float)):
+        return True
+    import numbers  # only for the rarer number types; kept out of the package's import
+
+    return isinstance(value, numbers.Real)
 
 
 def check_headers(argument: str, headers: object) -> dict[str, str]:

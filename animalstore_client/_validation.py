@@ -32,8 +32,11 @@ def _shown_int(value: int) -> str:
     if value.bit_length() <= 192:
         return str(value)
     exponent, fraction = divmod(math.log10(abs(value)), 1)
+    mantissa = f"{10**fraction:.6f}"
+    if mantissa.startswith("10"):  # 9.9999999... rounded up: carry into the exponent
+        mantissa, exponent = "1.000000", exponent + 1
     sign = "-" if value < 0 else ""
-    return f"{sign}{10**fraction:.6f}e+{int(exponent)} (approximately; too long to show)"
+    return f"{sign}{mantissa}e+{int(exponent)} (approximately; too long to show)"
 
 
 def check_int(argument: str, value: object, low: int = INT64_MIN, high: int = INT64_MAX) -> int:

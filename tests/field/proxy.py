@@ -2,6 +2,8 @@
 
 It takes requests in absolute form (``GET http://host:port/path HTTP/1.1``), the way a client
 that is configured to use a proxy sends plain-HTTP requests, forwards them and relays the answer.
+An https:// request's ``CONNECT host:443`` is recorded and refused (502): nothing behind it
+speaks TLS.
 """
 
 from __future__ import annotations
@@ -34,6 +36,13 @@ class ForwardingProxy(ThreadingHTTPServer):
 class _Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
     server: ForwardingProxy
+
+    def do_CONNECT(self) -> None:
+        # An https:// request asks for a tunnel. There is no TLS service behind this proxy
+        # to tunnel to, so it records the request and refuses, as a proxy does when the
+        # destination cannot be reached.
+        self.server.forwarded.append((self.command, self.path))
+        self.send_error(502, "no route to the destination")
 
     def do_GET(self) -> None:
         self._forward()

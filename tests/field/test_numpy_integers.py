@@ -6,6 +6,7 @@ import asyncio
 from collections.abc import Iterator
 from typing import Any
 
+import httpx
 import numpy as np
 import pytest
 
@@ -121,3 +122,21 @@ def call(api: Api, argument: str, value: Any) -> None:
     else:
         with pytest.warns(DeprecationWarning, match="deprecated"):
             api.get_pet(value)
+
+
+@pytest.mark.parametrize(
+    "seconds", [np.int64(7), np.int32(7), np.float32(7.0), np.float64(7.0)], ids=repr
+)
+def test_numpy_numbers_are_timeouts_in_seconds(api: Api, seconds: Any) -> None:
+    client = api.target.with_options(timeout=seconds)
+
+    assert client.timeout == httpx.Timeout(7.0)
+    assert all(type(phase) is float for phase in client.timeout.as_dict().values())
+    assert len(Api(client, api._loop).list_pets(timeout=seconds)) == 7
+
+
+def test_a_long_int_just_below_a_power_of_ten_is_shown_without_a_mantissa_of_ten() -> None:
+    value = 99_999_999 * 10**4992  # its logarithm rounds up to the next power of ten
+    with pytest.raises(ValueError, match="^limit must be between") as excinfo:
+        Client(api_key="k", base_url="http://h/v1").list_pets(limit=value)
+    assert str(excinfo.value).endswith(", got 1.000000e+5000 (approximately; too long to show)")

@@ -104,6 +104,34 @@ def test_no_proxy_bypasses_the_proxy(
     assert [request.method for request in store.requests] == ["GET", "POST"]
 
 
+@pytest.mark.parametrize("variable", ["HTTPS_PROXY", "https_proxy"])
+def test_https_requests_ask_the_https_proxy_for_a_tunnel(
+    monkeypatch: pytest.MonkeyPatch,
+    client_class: type[Client | AsyncClient],
+    proxy: ForwardingProxy,
+    variable: str,
+) -> None:
+    from animalstore_client import APIConnectionError
+
+    monkeypatch.setenv(variable, proxy.url)
+    with httpx.Client() as plain, pytest.raises(httpx.ProxyError):
+        plain.get("https://animalstore.invalid/v1/pets")
+    loop = asyncio.new_event_loop()
+    api = Api(
+        client_class(api_key=KEY, base_url="https://animalstore.invalid/v1", max_retries=0), loop
+    )
+    try:
+        with pytest.raises(APIConnectionError, match="GET https://animalstore.invalid/v1/pets"):
+            api.list_pets()
+    finally:
+        api.close()
+        loop.close()
+
+    # The same tunnel request as plain httpx's, and nothing sent anywhere else: the name
+    # does not even resolve.
+    assert proxy.forwarded == [("CONNECT", "animalstore.invalid:443")] * 2
+
+
 def test_the_sdk_routes_as_a_plain_httpx_client_does(
     monkeypatch: pytest.MonkeyPatch, store: FakeAnimalStore, base_url: str, proxy: ForwardingProxy
 ) -> None:

@@ -268,6 +268,18 @@ def test_credentials_in_the_base_url_are_refused_without_showing_them(
     assert "hunter2" not in repr(caught.value)
 
 
+@pytest.mark.parametrize(
+    "url", ["user:hunter2@api.test/v1", "//user:hunter2@api.test/v1", "ftp://u:hunter2@h/v1"]
+)
+def test_a_malformed_base_url_with_credentials_is_shown_without_them(
+    make_api: MakeApi, url: str
+) -> None:
+    with pytest.raises(ValueError, match=r"^base_url must") as caught:
+        make_api(base_url=url)
+    assert "hunter2" not in str(caught.value)
+    assert "***@" in str(caught.value) or "credentials" in str(caught.value)
+
+
 @pytest.mark.parametrize("base_url", ["http://h.test/api/v1", "http://h.test/api/v1/"])
 def test_base_url_path_is_kept_in_requests(make_api: MakeApi, base_url: str) -> None:
     with respx.mock() as router:
@@ -329,6 +341,7 @@ def test_httpx_timeout_is_used_as_given(make_api: MakeApi) -> None:
         (float("nan"), ValueError),
         (float("inf"), ValueError),
         (1e10, ValueError),
+        (10**400, ValueError),
         ("5", TypeError),
         (True, TypeError),
         ([5], TypeError),
