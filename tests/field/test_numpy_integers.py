@@ -137,6 +137,6 @@ def test_numpy_numbers_are_timeouts_in_seconds(api: Api, seconds: Any) -> None:
 
 def test_a_long_int_just_below_a_power_of_ten_is_shown_without_a_mantissa_of_ten() -> None:
     value = 99_999_999 * 10**4992  # its logarithm rounds up to the next power of ten
-    with pytest.raises(ValueError, match="^limit must be between") as excinfo:
+    with pytest.raises(ValueError, match=r"^limit must be between") as excinfo:
         Client(api_key="k", base_url="http://h/v1").list_pets(limit=value)
     assert str(excinfo.value).endswith(", got 1.000000e+5000 (approximately; too long to show)")

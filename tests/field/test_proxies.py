@@ -121,7 +121,7 @@ def test_https_requests_ask_the_https_proxy_for_a_tunnel(
         client_class(api_key=KEY, base_url="https://animalstore.invalid/v1", max_retries=0), loop
     )
     try:
-        with pytest.raises(APIConnectionError, match="GET https://animalstore.invalid/v1/pets"):
+        with pytest.raises(APIConnectionError, match=r"GET https://animalstore\.invalid/v1/pets"):
             api.list_pets()
     finally:
         api.close()
