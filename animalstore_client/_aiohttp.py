@@ -73,6 +73,9 @@ def httpx_error(exc: aiohttp.ClientError, request: httpx.Request) -> httpx.Trans
 
 #: Entries each cache below keeps at most; past that it starts afresh.
 _MAX_CACHED = 256
+#: The query parameter types a request to assemble may have: no two values of them that are
+#: equal are written differently.
+_PLAIN = (str, int)
 _httpx_logger = logging.getLogger("httpx")
 
 
@@ -185,10 +188,17 @@ class AioHttpClient(httpx.AsyncClient):
             or self.cookies
         ):
             return None
+        query = None
+        if params is not None:
+            query = tuple(params.items())
+            # Equal keys must mean equal requests: 1, 1.0 and True are equal, yet httpx writes
+            # them as "1", "1.0" and "true".
+            if not all(type(name) is str and type(value) in _PLAIN for name, value in query):
+                return None
         return (
             method,
             url,
-            None if params is None else tuple(params.items()),
+            query,
             None if headers is None else tuple(headers.items()),
             tuple(self.headers.raw),
         )

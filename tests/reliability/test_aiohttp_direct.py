@@ -222,3 +222,16 @@ def test_the_direct_path_logs_httpxs_line_and_times_the_answer(
         f'HTTP Request: GET {server.base_url}/pets "HTTP/1.1 200 OK"'
     ]
     assert response.elapsed.total_seconds() > 0
+
+
+def test_equal_but_differently_written_parameters_build_their_own_urls() -> None:
+    # 1, True and 1.0 are equal (and hash alike), yet httpx writes them differently: none may
+    # be served the URL assembled for another.
+    values: list[Any] = [1, True, 1.0, "1", 1, True]
+    http, plain = DefaultAioHttpClient(), httpx.AsyncClient()
+    url = "http://api.test/v1/pets"
+
+    built = [str(http.build_request("GET", url, params={"limit": v}).url) for v in values]
+
+    assert built == [str(plain.build_request("GET", url, params={"limit": v}).url) for v in values]
+    assert built[:3] == [f"{url}?limit=1", f"{url}?limit=true", f"{url}?limit=1.0"]

@@ -293,6 +293,29 @@ def test_without_an_idempotency_key_each_call_gets_a_fresh_uuid4(
     assert {uuid.UUID(first).version, uuid.UUID(second).version} == {4}
 
 
+def test_fresh_idempotency_keys_are_canonical_random_uuid4s(
+    api: Api, mock_api: respx.MockRouter
+) -> None:
+    route = mock_api.post("/pets").mock(return_value=httpx.Response(201, json=PET))
+
+    for _ in range(500):
+        api.create_pet(name="Rex", category_id=3)
+
+    keys = [call.request.headers["idempotency-key"] for call in route.calls]
+    parsed = [uuid.UUID(key) for key in keys]
+    assert [str(key) for key in parsed] == keys  # lower-case hex, 8-4-4-4-12
+    assert {(key.version, key.variant) for key in parsed} == {(4, uuid.RFC_4122)}
+    assert len(set(keys)) == 500
+    # Every one of the 122 random bits varies across the keys.
+    fixed = uuid.UUID("00000000-0000-4000-8000-000000000000").int
+    random_mask = ((1 << 128) - 1) ^ (0xF << 76) ^ (0x3 << 62)
+    varying = 0
+    for key in parsed:
+        varying |= key.int ^ parsed[0].int
+    assert varying == random_mask
+    assert all(key.int & ~random_mask == fixed for key in parsed)
+
+
 def test_an_idempotency_key_of_255_characters_is_accepted(
     api: Api, routes: respx.MockRouter
 ) -> None:
