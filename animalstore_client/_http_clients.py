@@ -125,7 +125,9 @@ def DefaultAioHttpClient(**kwargs: Any) -> httpx.AsyncClient:
     error is raised as the ``httpx`` error of the same meaning (a refused connection as
     ``httpx.ConnectError``, a hang-up before the answer as ``httpx.RemoteProtocolError``), so
     that the SDK retries a ``create_pet`` only when nothing was sent; and aiohttp does not
-    resend a request on its own, so ``max_retries`` counts every attempt.
+    resend a request on its own, so ``max_retries`` counts every attempt. A plain request (no
+    auth, event hooks, redirects to follow, proxy or streaming) goes straight to the aiohttp
+    session, around httpx's client machinery, with the same result.
 
     Args:
         **kwargs: any ``httpx.AsyncClient`` argument; each one given replaces the SDK's
