@@ -362,3 +362,52 @@ def test_a_create_is_sent_once_even_through_httpx_aiohttps_own_client(sleeps: li
         assert isinstance(error.__cause__, httpx.ConnectTimeout)  # httpx-aiohttp's label
         assert [r.method for r in server.requests] == ["POST"]
         assert sleeps == []
+
+
+# -- one TLS context -----------------------------------------------------------------------------
+
+
+def test_clients_built_with_the_defaults_share_one_tls_context(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import certifi
+    import httpx._config
+    import httpx._transports.default
+
+    from animalstore_client import _http_clients
+
+    loaded: list[object] = []  # contexts made by loading a CA bundle (verify=True)
+    original = httpx._config.create_ssl_context
+
+    def counted(verify: Any = True, *args: Any, **kwargs: Any) -> Any:
+        context = original(verify, *args, **kwargs)
+        if verify is True:
+            loaded.append(context)
+        return context
+
+    monkeypatch.setattr(_http_clients, "_ssl_contexts", {})
+    # Where httpx's own transport and httpx-aiohttp's look the function up.
+    monkeypatch.setattr(httpx, "create_ssl_context", counted)
+    monkeypatch.setattr(httpx._transports.default, "create_ssl_context", counted)
+    monkeypatch.delenv("SSL_CERT_FILE", raising=False)
+    monkeypatch.delenv("SSL_CERT_DIR", raising=False)
+
+    sync, plain_async, on_aiohttp = (
+        DefaultHttpxClient(),
+        DefaultAsyncHttpxClient(),
+        DefaultAioHttpClient(),
+    )
+    assert len(loaded) == 1  # the CA bundle loaded once, not once per client
+    assert on_aiohttp._transport.ssl_context is loaded[0]  # type: ignore[attr-defined]
+
+    # What httpx reads from the environment still applies: another bundle, another context.
+    monkeypatch.setenv("SSL_CERT_FILE", certifi.where())
+    again = DefaultAioHttpClient()
+    assert len(loaded) == 2
+    assert again._transport.ssl_context is loaded[1]  # type: ignore[attr-defined]
+    # A client given its own TLS settings keeps them.
+    own = DefaultAioHttpClient(verify=False)
+    assert own._transport.ssl_context not in loaded  # type: ignore[attr-defined]
+    assert len(loaded) == 2
+    sync.close()
+    del plain_async
