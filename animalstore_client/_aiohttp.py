@@ -71,7 +71,7 @@ def httpx_error(exc: aiohttp.ClientError, request: httpx.Request) -> httpx.Trans
     return error_class(str(exc) or type(exc).__name__, request=request)
 
 
-#: Entries each cache below keeps at most; past that it starts afresh.
+#: Distinct body-less requests whose parts a client keeps; past that it starts afresh.
 _MAX_CACHED = 256
 #: The query parameter types a request to assemble may have: no two values of them that are
 #: equal are written differently.
@@ -273,7 +273,11 @@ class AioHttpClient(httpx.AsyncClient):
                 allow_redirects=False,
                 auto_decompress=False,
                 compress=False,
-                timeout=_client_timeout(timeout),
+                timeout=aiohttp.ClientTimeout(  # as httpx-aiohttp maps it: aiohttp has no write
+                    sock_connect=timeout.get("connect"),
+                    sock_read=timeout.get("read"),
+                    connect=timeout.get("pool"),
+                ),
                 server_hostname=request.extensions.get("sni_hostname"),
             ) as answer:
                 body = await answer.read()
@@ -298,19 +302,3 @@ class AioHttpClient(httpx.AsyncClient):
             response.reason_phrase,
         )
         return response
-
-
-_client_timeouts: dict[tuple[float | None, ...], aiohttp.ClientTimeout] = {}
-
-
-def _client_timeout(timeout: dict[str, float | None]) -> aiohttp.ClientTimeout:
-    """Return httpx's timeout extension as aiohttp's, as httpx-aiohttp maps it (no write)."""
-    key = (timeout.get("connect"), timeout.get("read"), timeout.get("pool"))
-    client_timeout = _client_timeouts.get(key)
-    if client_timeout is None:
-        if len(_client_timeouts) >= _MAX_CACHED:
-            _client_timeouts.clear()
-        client_timeout = _client_timeouts[key] = aiohttp.ClientTimeout(
-            sock_connect=key[0], sock_read=key[1], connect=key[2]
-        )
-    return client_timeout
