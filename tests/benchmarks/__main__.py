@@ -2,9 +2,11 @@
 
 ``--quick`` does less work per case (CI). Every target missed is reported as missed, with
 whether the miss is within the spread measured between rounds. ``--check`` exits 1 when a ratio
-misses its target beyond that spread (its first quartile misses too), when an SDK call fails in
-case 7 or 8, or when case 2 opens more than one connection, in two runs in a row: a first such
-miss is measured again. Ratios, not absolute times, are what is checked.
+misses its target beyond that spread (its first quartile misses too) and is not a known miss
+(``cases.KNOWN_MISSES``, each with its reason, reported as missed all the same), when an SDK
+call fails in case 7 or 8, or when case 2 opens more than one connection, the same target in
+two runs in a row: a first such miss is measured again. Ratios, not absolute times, are what is
+checked.
 """
 
 from __future__ import annotations
@@ -28,20 +30,28 @@ def main() -> int:
     print(HEADER)
     settings = Settings(quick=options.quick)
     verdict = run_all(settings, lambda line: print(line, flush=True))
-    if options.check and verdict.beyond_noise:
-        # A slower SDK misses again; a run that a busy machine slowed down as a whole does not.
-        print("# a target was missed beyond the noise: measuring once more, to see whether it")
-        print("# reproduces; the verdict below is the second run's")
+    failing = verdict.beyond_noise
+    if options.check and failing:
+        # A slower SDK misses the same target again; a run that a busy machine slowed down
+        # misses whatever it happened to be measuring.
+        print("# a target was missed beyond the noise: measuring once more, to see whether the")
+        print("# same miss reproduces; the misses below are the second run's")
         verdict = run_all(settings, lambda line: print(line, flush=True))
+        failing = failing & verdict.beyond_noise
     if not verdict.misses:
         print("all targets met")
         return 0
     print(f"{len(verdict.misses)} target(s) missed:")
     for miss in verdict.misses:
         print(f"  {miss}")
-    if not verdict.beyond_noise:
-        print("--check tolerates these: each is within the noise measured between rounds")
-    return 1 if options.check and verdict.beyond_noise else 0
+    if options.check and failing:
+        print(f"missed beyond the noise in both runs: {', '.join(sorted(failing))}")
+        return 1
+    print(
+        "--check tolerates these: each is within the noise measured between rounds, a known "
+        "miss (cases.KNOWN_MISSES), or did not miss beyond the noise in both runs"
+    )
+    return 0
 
 
 if __name__ == "__main__":

@@ -354,22 +354,40 @@ def import_cost(settings: Settings) -> tuple[list[Comparison], dict[str, int]]:
     return results, {"sdk_kib": peaks[sdk], "baseline_kib": peaks[base]}
 
 
+#: Targets known to be missed, by the start of their case and baseline, with why. Such a miss is
+#: still reported as a miss; it does not fail --check while the issue it needs stays open.
+KNOWN_MISSES: dict[tuple[str, str], str] = {
+    ("7. ", "aiohttp typed"): (
+        "issue 10 is blocked on it: about 0.85x to 0.97x, the rest being the cost of the "
+        "httpx.Request/httpx.Response objects and cattrs structuring (README, Performance)"
+    ),
+}
+
+
+def known_miss(comparison: Comparison) -> str | None:
+    """Return why ``comparison``'s target is known to be missed, or ``None``."""
+    for (case, baseline), reason in KNOWN_MISSES.items():
+        if comparison.case.startswith(case) and comparison.baseline == baseline:
+            return reason
+    return None
+
+
 @frozen
 class Verdict:
     """What a run showed against the targets."""
 
     #: One line per target missed, saying by how much and whether within the noise.
     misses: tuple[str, ...]
-    #: Whether some miss is beyond the spread measured between rounds (or is no ratio at all:
-    #: a failed call, a wrong connection count).
-    beyond_noise: bool
+    #: The targets missed beyond the spread measured between rounds (or with no ratio at all:
+    #: failed calls, a wrong connection count), known misses left out.
+    beyond_noise: frozenset[str]
 
 
 def run_all(settings: Settings, report: Callable[[str], None]) -> Verdict:
     """Run every case, report each line as it comes, and return what missed its target."""
     comparisons: list[Comparison] = []
     facts: list[str] = []
-    hard_misses: list[str] = []
+    hard_misses: dict[str, str] = {}  # target -> what happened
 
     def add(results: list[Comparison]) -> None:
         for result in results:
@@ -389,7 +407,8 @@ def run_all(settings: Settings, report: Callable[[str], None]) -> Verdict:
         for throughput in throughputs:
             facts.append(throughput.fact())
             if throughput.target is not None and throughput.sdk_failures:
-                hard_misses.append(f"{throughput.case}: {throughput.sdk_failures} SDK calls failed")
+                failed = f"{throughput.case}: SDK calls failed"
+                hard_misses[failed] = f"{failed}: {throughput.sdk_failures}"
     import_results, memory = import_cost(settings)
     add(import_results)
 
@@ -404,17 +423,20 @@ def run_all(settings: Settings, report: Callable[[str], None]) -> Verdict:
     for fact in facts:
         report(fact)
     if connections != {"sdk": 1, "raw": 1}:
-        hard_misses.append(f"case 2 opened {connections} TCP connections, not 1 each")
+        hard_misses["case 2: one TCP connection"] = f"case 2 opened {connections}, not 1 each"
     ratio_misses = [
         f"{c.case} vs {c.baseline}: median {c.ratio:.3f}x, target <= {c.target:.3f}x "
         + ("(beyond the noise: even the first quartile misses)" if c.verdict == "MISSED" else
            f"(within the noise: first quartile {c.spread[0]:.3f}x)")
+        + (f"; a known miss, not failing --check: {known_miss(c)}" if known_miss(c) else "")
         for c in comparisons
         if c.target is not None and c.verdict != "ok"
     ]  # fmt: skip
     return Verdict(
-        misses=(*hard_misses, *ratio_misses),
-        beyond_noise=bool(hard_misses) or not all(c.passed for c in comparisons),
+        misses=(*hard_misses.values(), *ratio_misses),
+        beyond_noise=frozenset(hard_misses).union(
+            f"{c.case} vs {c.baseline}" for c in comparisons if not c.passed and not known_miss(c)
+        ),
     )
 
 
