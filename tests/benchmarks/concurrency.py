@@ -371,7 +371,9 @@ def concurrent_async(rounds: int, api_key: str, *, memory: bool = True) -> list[
     return [
         versus("sdk aiohttp", "raw aiohttp typed", "aiohttp typed", 0.9),
         versus("sdk aiohttp", "raw aiohttp dicts", "aiohttp dicts", None),
-        versus("sdk aiohttp", "raw httpx-on-aiohttp typed", "httpx on aiohttp typed", 1.0),
+        # The same target as cases 1 to 4, where the SDK and the raw client share one httpx
+        # client too: what the SDK adds on top of it (recipe, retries, cattrs) may cost 5%.
+        versus("sdk aiohttp", "raw httpx-on-aiohttp typed", "httpx on aiohttp typed", 1 / 1.05),
         versus("sdk default", "raw httpx typed", "httpx typed", 1.0),
     ]
 
