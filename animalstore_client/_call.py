@@ -1,20 +1,18 @@
 """One API call across all its attempts, as a state machine with no I/O.
 
-The clients drive it: send ``call.begin()``'s request, hand the response (or the httpx error)
-to ``call.after()``, and either sleep the delay it returns and go round again, or return
-``call.result``. Everything else (request building with the call's own options, retry
-decisions, logging, the service's deprecation signals, parsing and error mapping) happens here,
-once for both clients.
+The clients drive it: hand ``call.begin()``'s plain ``Request`` to a backend, give what came
+back (an ``Answer`` or a ``SendFailure``) to ``call.after()``, and either sleep the delay it
+returns and go round again, or return ``call.result``. Everything else (the request itself,
+retry decisions, logging, the service's deprecation signals, parsing and error mapping)
+happens here, once for every client and backend.
 """
 
 from __future__ import annotations
 
+import json
 import logging
 import time
-from collections.abc import Callable
 from typing import Generic, TypeVar
-
-import httpx
 
 from animalstore_client._config import ClientOptions
 from animalstore_client._deprecation import DeprecationNotices
@@ -22,6 +20,7 @@ from animalstore_client._logging import logger
 from animalstore_client._operations import Operation
 from animalstore_client._response import APIResponse, connection_error, parse_body, status_error
 from animalstore_client._retries import retry_delay
+from animalstore_client._wire import Answer, Request, SendFailure
 
 __all__ = ["Call"]
 
@@ -34,8 +33,6 @@ class Call(Generic[T]):
     Args:
         operation: what to send, with the call's own headers and timeout, if any.
         options: the client's options.
-        build_request: the sending ``httpx`` client's ``build_request``, so that its own
-            defaults (headers, cookies, params) apply.
         raw: make ``result`` the ``APIResponse`` instead of the parsed value.
         notices: where the client family records the operations it has warned about; ``None``
             never warns about the service's deprecation signals.
@@ -57,7 +54,6 @@ class Call(Generic[T]):
         self,
         operation: Operation[T],
         options: ClientOptions,
-        build_request: Callable[..., httpx.Request],
         *,
         raw: bool = False,
         notices: DeprecationNotices | None = None,
@@ -69,14 +65,21 @@ class Call(Generic[T]):
             # whatever their spelling, and the Idempotency-Key (the same on every attempt, so
             # that a service that deduplicates can) is never sent beside another.
             headers = {**headers, **operation.headers}
+        content = None
+        if operation.json is not None:
+            # As httpx writes a json= body: compact, UTF-8, no NaN.
+            content = json.dumps(
+                operation.json, ensure_ascii=False, separators=(",", ":"), allow_nan=False
+            ).encode()
+            headers = {**headers, "Content-Type": "application/json"}
         timeout = options.timeout_extension if operation.timeout is None else operation.timeout
-        self.request: httpx.Request = build_request(
+        self.request = Request(
             operation.method,
             options.base_url + operation.path,
-            params=operation.params,
-            json=operation.json,
-            headers=headers,
-            extensions={"timeout": timeout},
+            operation.params or None,
+            headers,
+            content,
+            timeout,
         )
         # The SDK already warns when a deprecated operation is called: once is enough.
         self._notices = None if operation.deprecated else notices
@@ -87,16 +90,16 @@ class Call(Generic[T]):
         self.retries = 0
         self.result: T
 
-    def begin(self) -> httpx.Request:
+    def begin(self) -> Request:
         """Start an attempt: note the time and return the request to send."""
         self._started = time.perf_counter()
         return self.request
 
-    def after(self, outcome: httpx.Response | httpx.RequestError) -> float | None:
+    def after(self, outcome: Answer | SendFailure) -> float | None:
         """Take in one attempt's outcome and decide what comes next.
 
         Args:
-            outcome: the response (body read), or the error httpx raised instead.
+            outcome: the answer (body read), or the backend's account of why there was none.
 
         Returns:
             Seconds to sleep before the next attempt; ``None`` when ``result`` is ready.
@@ -113,7 +116,7 @@ class Call(Generic[T]):
         """
         if logger.isEnabledFor(logging.DEBUG):
             self._log_attempt(outcome)
-        if isinstance(outcome, httpx.Response):
+        if isinstance(outcome, Answer):
             headers = outcome.headers
             if self._notices is not None and ("deprecation" in headers or "sunset" in headers):
                 self._notices.warn_once(self._operation.name, outcome)
@@ -121,7 +124,7 @@ class Call(Generic[T]):
                 # A success is never retried: the common path skips the retry policy.
                 result_type = self._operation.result_type
                 self.result = (
-                    APIResponse(outcome, result_type, self.retries)
+                    APIResponse._of(outcome, result_type, self.retries)  # type: ignore[assignment]
                     if self._raw
                     else parse_body(outcome, result_type)
                 )
@@ -137,24 +140,22 @@ class Call(Generic[T]):
             logger.info(
                 "retrying %s %s in %.2f s (retry %d of %d)",
                 self.request.method,
-                self.request.url,
+                self.request.full_url,
                 delay,
                 self.retries,
                 self._max_retries,
             )
             return delay
-        if isinstance(outcome, httpx.RequestError):
-            raise connection_error(outcome, self.request) from outcome
+        if isinstance(outcome, SendFailure):
+            raise connection_error(outcome, self.request)
         raise status_error(outcome)
 
-    def _log_attempt(self, outcome: httpx.Response | httpx.RequestError) -> None:
-        status = (
-            outcome.status_code if isinstance(outcome, httpx.Response) else type(outcome).__name__
-        )
+    def _log_attempt(self, outcome: Answer | SendFailure) -> None:
+        status = outcome.status_code if isinstance(outcome, Answer) else outcome.detail
         logger.debug(
             "%s %s -> %s in %.1f ms (retry %d)",
             self.request.method,
-            self.request.url,
+            self.request.full_url,
             status,
             (time.perf_counter() - self._started) * 1000,
             self.retries,

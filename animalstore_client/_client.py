@@ -5,16 +5,18 @@ requests and sleeps between attempts, the one way its I/O model allows. Their ra
 views are in ``_raw``.
 
 Each method is one line: check the arguments and build the request recipe (``_operations``),
-then drive a ``Call`` (``_call``), which owns retries, parsing and errors.
+then drive a ``Call`` (``_call``), which owns retries, parsing and errors, with a backend's
+sender (``_httpx_backend``, ``_aiohttp_backend``), which only sends.
 """
 
 from __future__ import annotations
 
 import os
+import sys
 import time
 from collections.abc import Coroutine, Mapping
 from functools import cached_property
-from typing import TYPE_CHECKING, Any, Generic, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import httpx
 from typing_extensions import Self, deprecated
@@ -30,69 +32,37 @@ from animalstore_client._config import (
     resolve_options,
 )
 from animalstore_client._deprecation import DeprecationNotices
+from animalstore_client._eventloop import refuse_trio
+from animalstore_client._httpx_backend import AsyncHttpxSender, SyncHttpxSender
 from animalstore_client._logging import configure_from_env
 from animalstore_client._models import Pet, PetStatus
 from animalstore_client._pool import AsyncPool, BorrowedPool, SyncPool
 from animalstore_client._types import NOT_GIVEN, NotGiven, PetStatusLiteral
 
 if TYPE_CHECKING:
+    import aiohttp
+
     from animalstore_client._raw import AsyncRawResponses, RawResponses
 
 __all__ = ["AsyncClient", "Client"]
 
 T = TypeVar("T")
-HttpT = TypeVar("HttpT", httpx.Client, httpx.AsyncClient)
 
 
-class _BaseClient(Generic[HttpT]):
+class _BaseClient:
     """What ``Client`` and ``AsyncClient`` share: everything but sending and sleeping."""
 
-    _http_class: type[HttpT]
-    _pool_class: type[SyncPool | AsyncPool]
-
-    def __init__(
+    def _configure(
         self,
-        api_key: str | None = None,
+        api_key: object,
         *,
-        environment: Environment | str | None = None,
-        base_url: str | httpx.URL | None = None,
-        timeout: float | httpx.Timeout | NotGiven | None = NOT_GIVEN,
-        max_retries: int = DEFAULT_MAX_RETRIES,
-        http_client: HttpT | None = None,
-        default_headers: Mapping[str, str] | None = None,
+        environment: object,
+        base_url: object,
+        timeout: object,
+        max_retries: object,
+        default_headers: object,
+        pool: SyncPool | AsyncPool | BorrowedPool,
     ) -> None:
-        """Configure a client; nothing is sent until a method is called.
-
-        Args:
-            api_key: the API key; ``None`` reads ``ANIMALSTORE_API_KEY``.
-            environment: ``"production"`` or ``"staging"`` (or an ``Environment``).
-            base_url: the API's address, ending in ``/v1``; cannot be combined with
-                ``environment``. The address is, first match wins: ``base_url``,
-                ``environment``, ``ANIMALSTORE_BASE_URL``, production.
-            timeout: per attempt, in seconds for every phase, ``None`` for no limit, or an
-                ``httpx.Timeout``. Omitted: ``http_client``'s own timeout when one is given,
-                else 5 s to connect and 30 s for the rest (``DEFAULT_TIMEOUT``).
-            max_retries: how many times a failed attempt may be retried (0 turns retries off).
-            http_client: an ``httpx`` client to send with (for proxies, TLS or transports); it
-                is not closed by ``close()``.
-            default_headers: extra headers sent on every request; not ``Authorization``
-                (the key goes in ``api_key``) nor ``Idempotency-Key`` (``create_pet`` takes
-                ``idempotency_key``).
-
-        Raises:
-            TypeError: an argument has the wrong type.
-            ValueError: no API key, a key with whitespace or control characters, an invalid
-                URL or one with credentials, an unknown environment, both ``environment`` and
-                ``base_url``, a negative ``max_retries``, or ``Authorization`` or
-                ``Idempotency-Key`` in ``default_headers``.
-        """
-        if http_client is not None and not isinstance(http_client, self._http_class):
-            raise TypeError(
-                f"http_client must be an {self._http_class.__module__}."
-                f"{self._http_class.__qualname__}, got {type(http_client).__name__}"
-            )
-        if isinstance(timeout, NotGiven):
-            timeout = DEFAULT_TIMEOUT if http_client is None else http_client.timeout
         self._options: ClientOptions = resolve_options(
             api_key,
             environment=environment,
@@ -102,12 +72,12 @@ class _BaseClient(Generic[HttpT]):
             default_headers=default_headers,
         )
         configure_from_env(os.environ)
-        self._pool: Any = self._pool_class() if http_client is None else BorrowedPool(http_client)
-        self._owns_pool = True
+        self._pool: Any = pool
+        self._owns_pool = not isinstance(pool, BorrowedPool)
         self._closed = False
         # Set on the hidden copy behind `with_raw_response`: the client it answers for, whose
         # closing it follows, even when neither owns the pool.
-        self._raw_of: _BaseClient[HttpT] | None = None
+        self._raw_of: _BaseClient | None = None
         # Shared with the copies `with_options` makes: the service's deprecation signals warn
         # once per client family and operation.
         self._notices = DeprecationNotices()
@@ -197,18 +167,55 @@ class _BaseClient(Generic[HttpT]):
             raise RuntimeError(f"this {type(client).__name__} is closed; create a new one")
         return self._pool
 
-    def _start(self, operation: ops.Operation[T], http: HttpT) -> Call[T]:
+    def _start(self, operation: ops.Operation[T]) -> Call[T]:
         raw = self._raw_of is not None
-        return Call(operation, self._options, http.build_request, raw=raw, notices=self._notices)
+        return Call(operation, self._options, raw=raw, notices=self._notices)
 
     def __repr__(self) -> str:
+        options = getattr(self, "_options", None)  # a constructor that raised leaves none
+        if options is None:
+            return f"<{type(self).__name__} (not configured)>"
         return (
-            f"{type(self).__name__}(base_url={self.base_url!r}, "
-            f"max_retries={self.max_retries}, timeout={self.timeout!r})"
+            f"{type(self).__name__}(base_url={options.base_url!r}, "
+            f"max_retries={options.max_retries}, timeout={options.timeout!r})"
         )
 
 
-class Client(_BaseClient[httpx.Client]):
+def _default_timeout(timeout: object, http_client: object) -> object:
+    """The timeout a client gets when ``timeout`` is omitted: an httpx ``http_client``'s own."""
+    if not isinstance(timeout, NotGiven):
+        return timeout
+    if isinstance(http_client, (httpx.Client, httpx.AsyncClient)):
+        return http_client.timeout
+    return DEFAULT_TIMEOUT
+
+
+def _async_pool(http_client: object) -> AsyncPool | BorrowedPool:
+    """Return the pool for an ``AsyncClient`` given ``http_client``.
+
+    Raises:
+        TypeError: ``http_client`` is neither an ``httpx.AsyncClient`` nor an aiohttp session.
+        RuntimeError: an aiohttp session under trio.
+    """
+    if http_client is None:
+        return AsyncPool()
+    if isinstance(http_client, httpx.AsyncClient):
+        from animalstore_client._eventloop import sleep
+
+        return BorrowedPool(http_client, AsyncHttpxSender(http_client, sleep))
+    aiohttp = sys.modules.get("aiohttp")  # not imported here: if it is not loaded, it is not one
+    if aiohttp is not None and isinstance(http_client, aiohttp.ClientSession):
+        refuse_trio("an AsyncClient on aiohttp")
+        from animalstore_client._aiohttp_backend import AiohttpSender
+
+        return BorrowedPool(http_client, AiohttpSender(http_client))
+    raise TypeError(
+        "http_client must be an httpx.AsyncClient or an aiohttp.ClientSession, "
+        f"got {type(http_client).__name__}"
+    )
+
+
+class Client(_BaseClient):
     """A synchronous client for the animal store API; safe to share across threads.
 
     Example::
@@ -218,8 +225,59 @@ class Client(_BaseClient[httpx.Client]):
             pets = client.list_pets(status="available", limit=10)
     """
 
-    _http_class = httpx.Client
-    _pool_class = SyncPool
+
+    def __init__(
+        self,
+        api_key: str | None = None,
+        *,
+        environment: Environment | str | None = None,
+        base_url: str | httpx.URL | None = None,
+        timeout: float | httpx.Timeout | NotGiven | None = NOT_GIVEN,
+        max_retries: int = DEFAULT_MAX_RETRIES,
+        http_client: httpx.Client | None = None,
+        default_headers: Mapping[str, str] | None = None,
+    ) -> None:
+        """Configure a client; nothing is sent until a method is called.
+
+        Args:
+            api_key: the API key; ``None`` reads ``ANIMALSTORE_API_KEY``.
+            environment: ``"production"`` or ``"staging"`` (or an ``Environment``).
+            base_url: the API's address, ending in ``/v1``; cannot be combined with
+                ``environment``. The address is, first match wins: ``base_url``,
+                ``environment``, ``ANIMALSTORE_BASE_URL``, production.
+            timeout: per attempt, in seconds for every phase, ``None`` for no limit, or an
+                ``httpx.Timeout``. Omitted: ``http_client``'s own timeout when it is an httpx
+                client, else 5 s to connect and 30 s for the rest (``DEFAULT_TIMEOUT``).
+            max_retries: how many times a failed attempt may be retried (0 turns retries off).
+            http_client: an ``httpx.Client`` to send with (for proxies, TLS or transports;
+                see ``DefaultHttpxClient``); every call goes through its ``send``. It is not
+                closed by ``close()``.
+            default_headers: extra headers sent on every request; not ``Authorization``
+                (the key goes in ``api_key``) nor ``Idempotency-Key`` (``create_pet`` takes
+                ``idempotency_key``).
+
+        Raises:
+            TypeError: an argument has the wrong type.
+            ValueError: no API key, a key with whitespace or control characters, an invalid
+                URL or one with credentials, an unknown environment, both ``environment`` and
+                ``base_url``, a negative ``max_retries``, or ``Authorization`` or
+                ``Idempotency-Key`` in ``default_headers``.
+        """
+        if http_client is None:
+            pool: SyncPool | BorrowedPool = SyncPool()
+        elif isinstance(http_client, httpx.Client):
+            pool = BorrowedPool(http_client, SyncHttpxSender(http_client))
+        else:
+            raise TypeError(f"http_client must be an httpx.Client, got {type(http_client).__name__}")
+        self._configure(
+            api_key,
+            environment=environment,
+            base_url=base_url,
+            timeout=_default_timeout(timeout, http_client),
+            max_retries=max_retries,
+            default_headers=default_headers,
+            pool=pool,
+        )
 
     def list_pets(
         self,
@@ -384,20 +442,16 @@ class Client(_BaseClient[httpx.Client]):
 
     def _request(self, operation: ops.Operation[T]) -> T:
         pool = self._usable_pool()
-        http: httpx.Client = pool.http or pool.open()
-        call = self._start(operation, http)
+        sender: SyncHttpxSender = pool.sender or pool.open()
+        call = self._start(operation)
         while True:
-            try:
-                outcome: httpx.Response | httpx.RequestError = http.send(call.begin())
-            except httpx.RequestError as exc:
-                outcome = exc
-            delay = call.after(outcome)
+            delay = call.after(sender.send(call.begin()))
             if delay is None:
                 return call.result
             time.sleep(delay)
 
 
-class AsyncClient(_BaseClient[httpx.AsyncClient]):
+class AsyncClient(_BaseClient):
     """An asynchronous (asyncio) client for the animal store API; safe to share across tasks.
 
     Example::
@@ -407,8 +461,56 @@ class AsyncClient(_BaseClient[httpx.AsyncClient]):
             pets = await client.list_pets(status="available", limit=10)
     """
 
-    _http_class = httpx.AsyncClient
-    _pool_class = AsyncPool
+
+    def __init__(
+        self,
+        api_key: str | None = None,
+        *,
+        environment: Environment | str | None = None,
+        base_url: str | httpx.URL | None = None,
+        timeout: float | httpx.Timeout | NotGiven | None = NOT_GIVEN,
+        max_retries: int = DEFAULT_MAX_RETRIES,
+        http_client: httpx.AsyncClient | aiohttp.ClientSession | None = None,
+        default_headers: Mapping[str, str] | None = None,
+    ) -> None:
+        """Configure a client; nothing is sent until a method is called.
+
+        Args:
+            api_key: the API key; ``None`` reads ``ANIMALSTORE_API_KEY``.
+            environment: ``"production"`` or ``"staging"`` (or an ``Environment``).
+            base_url: the API's address, ending in ``/v1``; cannot be combined with
+                ``environment``. The address is, first match wins: ``base_url``,
+                ``environment``, ``ANIMALSTORE_BASE_URL``, production.
+            timeout: per attempt, in seconds for every phase, ``None`` for no limit, or an
+                ``httpx.Timeout``. Omitted: ``http_client``'s own timeout when it is an httpx
+                client, else 5 s to connect and 30 s for the rest (``DEFAULT_TIMEOUT``).
+            max_retries: how many times a failed attempt may be retried (0 turns retries off).
+            http_client: what to send with: an ``httpx.AsyncClient`` (for proxies, TLS or
+                transports; see ``DefaultAsyncHttpxClient``), every call going through its
+                ``send``; or an ``aiohttp.ClientSession`` (asyncio only; see
+                ``DefaultAioHttpClient``), every call going through its ``request``. It is not
+                closed by ``aclose()``.
+            default_headers: extra headers sent on every request; not ``Authorization``
+                (the key goes in ``api_key``) nor ``Idempotency-Key`` (``create_pet`` takes
+                ``idempotency_key``).
+
+        Raises:
+            TypeError: an argument has the wrong type.
+            ValueError: no API key, a key with whitespace or control characters, an invalid
+                URL or one with credentials, an unknown environment, both ``environment`` and
+                ``base_url``, a negative ``max_retries``, or ``Authorization`` or
+                ``Idempotency-Key`` in ``default_headers``.
+            RuntimeError: an ``aiohttp.ClientSession`` is given under trio.
+        """
+        self._configure(
+            api_key,
+            environment=environment,
+            base_url=base_url,
+            timeout=_default_timeout(timeout, http_client),
+            max_retries=max_retries,
+            default_headers=default_headers,
+            pool=_async_pool(http_client),
+        )
 
     async def list_pets(
         self,
@@ -584,16 +686,10 @@ class AsyncClient(_BaseClient[httpx.AsyncClient]):
 
     async def _request(self, operation: ops.Operation[T]) -> T:
         pool = self._usable_pool()
-        http: httpx.AsyncClient = pool.current() or await pool.open()
-        call = self._start(operation, http)
+        sender = pool.current() or await pool.open()
+        call = self._start(operation)
         while True:
-            try:
-                outcome: httpx.Response | httpx.RequestError = await http.send(call.begin())
-            except httpx.RequestError as exc:
-                outcome = exc
-            delay = call.after(outcome)
+            delay = call.after(await sender.send(call.begin()))
             if delay is None:
                 return call.result
-            import asyncio  # loaded by any running event loop; kept out of package import
-
-            await asyncio.sleep(delay)
+            await sender.sleep(delay)

@@ -16,14 +16,17 @@ import re
 import sys
 import threading
 import warnings
+from collections.abc import Mapping
 from typing import TYPE_CHECKING
-
-import httpx
 
 from animalstore_client._logging import logger
 
 if TYPE_CHECKING:
     from datetime import datetime
+
+    import httpx
+
+    from animalstore_client._wire import Answer
 
 __all__ = [
     "DeprecationNotices",
@@ -38,11 +41,11 @@ _SF_DATE = re.compile(r"@(-?[0-9]{1,15})")
 _PACKAGE = __name__.rpartition(".")[0] + "."
 
 
-def deprecation_date(headers: httpx.Headers) -> datetime | None:
+def deprecation_date(headers: Mapping[str, str]) -> datetime | None:
     """Return the date of the ``Deprecation`` header (RFC 9745), timezone-aware, in UTC.
 
     Args:
-        headers: the response headers.
+        headers: the response headers (names looked up case-insensitively).
 
     Returns:
         The date, which may lie in the future (the operation becomes deprecated then), or
@@ -63,11 +66,11 @@ def deprecation_date(headers: httpx.Headers) -> datetime | None:
     return None
 
 
-def sunset_date(headers: httpx.Headers) -> datetime | None:
+def sunset_date(headers: Mapping[str, str]) -> datetime | None:
     """Return the date of the ``Sunset`` header (RFC 8594), timezone-aware, in UTC.
 
     Args:
-        headers: the response headers.
+        headers: the response headers (names looked up case-insensitively).
 
     Returns:
         When the operation stops working, or ``None`` when the header is absent or malformed
@@ -114,17 +117,17 @@ def deprecation_link(response: httpx.Response) -> str | None:
     return url
 
 
-def notice(operation: str, response: httpx.Response) -> str | None:
-    """Word the warning for an operation whose response carries deprecation signals.
+def notice(operation: str, answer: Answer) -> str | None:
+    """Word the warning for an operation whose answer carries deprecation signals.
 
     Args:
         operation: the operation as the spec names it (``"GET /pets"``).
-        response: the response.
+        answer: the answer.
 
     Returns:
         The message, or ``None`` when neither ``Deprecation`` nor ``Sunset`` is well formed.
     """
-    headers = response.headers
+    headers = answer.headers
     deprecated, sunset = deprecation_date(headers), sunset_date(headers)
     if deprecated is None and sunset is None:
         return None
@@ -136,7 +139,7 @@ def notice(operation: str, response: httpx.Response) -> str | None:
             message += " and will be removed"
     if sunset is not None:
         message += f" on {sunset.date().isoformat()}"
-    link = deprecation_link(response)
+    link = deprecation_link(answer.http_response()) if "link" in headers else None
     if link is not None:
         message += f"; see {link}"
     return message
@@ -151,7 +154,7 @@ class DeprecationNotices:
         self._warned: set[str] = set()
         self._lock = threading.Lock()
 
-    def warn_once(self, operation: str, response: httpx.Response) -> None:
+    def warn_once(self, operation: str, answer: Answer) -> None:
         """Warn about the response's deprecation signals, unless already done for ``operation``.
 
         The ``DeprecationWarning`` points at the first line outside the SDK on the stack: the
@@ -159,11 +162,11 @@ class DeprecationNotices:
 
         Args:
             operation: the operation as the spec names it (``"GET /pets"``).
-            response: a response that carries ``Deprecation`` or ``Sunset``.
+            answer: an answer that carries ``Deprecation`` or ``Sunset``.
         """
         if operation in self._warned:
             return
-        message = notice(operation, response)
+        message = notice(operation, answer)
         if message is None:
             return
         with self._lock:

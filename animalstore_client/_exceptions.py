@@ -22,9 +22,11 @@ anything is sent.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar, cast
 
 import httpx
+
+from animalstore_client._wire import response_view
 
 if TYPE_CHECKING:
     from animalstore_client._models import Error
@@ -41,8 +43,40 @@ __all__ = [
     "InternalServerError",
     "NotFoundError",
     "RateLimitError",
+    "from_source",
     "status_error_class",
 ]
+
+E = TypeVar("E", bound="APIError")
+
+
+class _Source(Protocol):
+    """Where an error's ``httpx`` request comes from: built on first read (see ``_wire``)."""
+
+    def request_view(self) -> httpx.Request: ...
+
+
+class _ResponseSource(_Source, Protocol):
+    """Where an error's ``httpx`` response comes from as well."""
+
+    def error_response(self) -> httpx.Response: ...
+
+
+class _Given:
+    """The ``httpx`` objects an error was constructed with, returned as they are."""
+
+    __slots__ = ("request", "response")
+
+    def __init__(self, request: httpx.Request, response: httpx.Response | None) -> None:
+        self.request = request
+        self.response = response
+
+    def request_view(self) -> httpx.Request:
+        return self.request
+
+    def error_response(self) -> httpx.Response:
+        assert self.response is not None  # only errors constructed with a response read it
+        return self.response
 
 
 class AnimalStoreError(Exception):
@@ -60,7 +94,12 @@ class APIError(AnimalStoreError):
     def __init__(self, message: str, *, request: httpx.Request) -> None:
         super().__init__(message)
         self.message: str = message
-        self.request: httpx.Request = request
+        self._source: _Source = _Given(request, None)
+
+    @property
+    def request(self) -> httpx.Request:
+        """The ``httpx.Request`` that was (or was to be) sent; its ``Authorization`` redacted."""
+        return self._source.request_view()
 
     def __reduce__(self) -> tuple[Any, ...]:
         # For pickle (a ProcessPoolExecutor worker's error) and copy. BaseException's own
@@ -94,7 +133,12 @@ class APIResponseValidationError(APIError):
 
     def __init__(self, message: str, *, response: httpx.Response) -> None:
         super().__init__(message, request=response.request)
-        self.response: httpx.Response = response
+        self._source = _Given(response.request, response)
+
+    @property
+    def response(self) -> httpx.Response:
+        """The ``httpx.Response`` whose body did not fit."""
+        return cast("_ResponseSource", self._source).error_response()
 
     def _rebuild_keywords(self) -> dict[str, Any]:
         return {"response": _safe_response(self.response)}
@@ -114,11 +158,19 @@ class APIStatusError(APIError):
 
     def __init__(self, message: str, *, response: httpx.Response, error: Error | None) -> None:
         super().__init__(message, request=response.request)
-        self.response: httpx.Response = response
-        self.status_code: int = response.status_code
+        self._source = _Given(response.request, response)
+        self._set_fields(response.status_code, response.headers.get("x-request-id"), error)
+
+    def _set_fields(self, status_code: int, request_id: str | None, error: Error | None) -> None:
+        self.status_code: int = status_code
         self.error: Error | None = error
         self.code: str | None = error.code if error is not None else None
-        self.request_id: str | None = response.headers.get("x-request-id")
+        self.request_id: str | None = request_id
+
+    @property
+    def response(self) -> httpx.Response:
+        """The ``httpx.Response`` (its request's ``Authorization`` redacted)."""
+        return cast("_ResponseSource", self._source).error_response()
 
     def _rebuild_keywords(self) -> dict[str, Any]:
         return {"response": _safe_response(self.response), "error": self.error}
@@ -130,9 +182,29 @@ class APIStatusError(APIError):
 
 
 #: What __init__ sets from its arguments, so not carried over as extra state when rebuilding.
-_REBUILT = frozenset(
-    {"message", "request", "response", "status_code", "error", "code", "request_id"}
-)
+_REBUILT = frozenset({"message", "_source", "status_code", "error", "code", "request_id"})
+
+
+def from_source(cls: type[E], message: str, source: _Source) -> E:
+    """Make an SDK error whose ``request``/``response`` are built from ``source`` when read.
+
+    The backends' answers and failures are such sources: an aiohttp answer has no
+    ``httpx.Response`` until one is asked for. ``APIStatusError`` subclasses get their other
+    fields with ``_set_fields``.
+
+    Args:
+        cls: the error class.
+        message: the message.
+        source: the answer or failure.
+
+    Returns:
+        The error, not raised.
+    """
+    error = cls.__new__(cls, message)
+    AnimalStoreError.__init__(error, message)
+    error.message = message
+    error._source = source
+    return error
 
 
 def _rebuild(
@@ -148,11 +220,12 @@ def _without_headers(request: httpx.Request) -> httpx.Request:
 
 
 def _safe_response(response: httpx.Response) -> httpx.Response:
-    return httpx.Response(
+    return response_view(
         response.status_code,
-        headers=response.headers,
-        content=response.content,
-        request=_without_headers(response.request),
+        response.headers.multi_items(),
+        response.content,
+        _without_headers(response.request),
+        {},
     )
 
 

@@ -1,14 +1,14 @@
-"""The ``httpx`` clients the SDK sends with, built with its defaults, for ``http_client=``.
+"""The HTTP clients the SDK sends with, built with its defaults, for ``http_client=``.
 
 Pass one to tweak a single setting and keep the rest of the SDK's defaults, or to send
 asynchronous calls through aiohttp::
 
-    AsyncClient(http_client=DefaultAioHttpClient())
     Client(http_client=DefaultHttpxClient(verify="/etc/ssl/corporate.pem"))
+    async with DefaultAioHttpClient() as http, AsyncClient(http_client=http) as client: ...
 
 None of them is given an explicit ``transport``, so each reads the proxy variables
-(``HTTP_PROXY``, ``HTTPS_PROXY``, ``ALL_PROXY``, ``NO_PROXY``) exactly as a plain ``httpx``
-client does.
+(``HTTP_PROXY``, ``HTTPS_PROXY``, ``ALL_PROXY``, ``NO_PROXY``) as a plain client of its library
+does.
 """
 
 from __future__ import annotations
@@ -22,6 +22,10 @@ from animalstore_client._config import DEFAULT_TIMEOUT
 
 if TYPE_CHECKING:
     import ssl
+
+    import aiohttp
+
+    from animalstore_client._gate import ConnectionGate
 
 __all__ = [
     "AIOHTTP_INSTALL_COMMAND",
@@ -64,91 +68,113 @@ def _default_ssl_context(trust_env: object) -> ssl.SSLContext:
     return context
 
 
-def DefaultHttpxClient(**kwargs: Any) -> httpx.Client:
-    """Return an ``httpx.Client`` with the SDK's defaults, for ``Client(http_client=...)``.
+class DefaultHttpxClient(httpx.Client):
+    """An ``httpx.Client`` with the SDK's defaults, for ``Client(http_client=...)``.
 
     The defaults: ``DEFAULT_TIMEOUT`` (5 s to connect, 30 s for the rest),
     ``DEFAULT_CONNECTION_LIMITS``, and httpx's default TLS settings in one context shared by
     every client built without ``verify`` or ``cert`` (its CA bundle loaded once, not for each
-    client); proxies from the environment, as httpx reads them.
+    client); proxies from the environment, as httpx reads them. The caller closes it
+    (``Client.close()`` leaves a passed-in client open).
 
     Args:
         **kwargs: any ``httpx.Client`` argument; each one given replaces the SDK's default.
 
-    Returns:
-        The client; the caller closes it (``Client.close()`` leaves a passed-in client open).
-
     Raises:
         TypeError: an argument ``httpx.Client`` does not take.
     """
-    return httpx.Client(**_with_defaults(kwargs))
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(**_with_defaults(kwargs))
 
 
-def DefaultAsyncHttpxClient(**kwargs: Any) -> httpx.AsyncClient:
-    """Return an ``httpx.AsyncClient`` with the SDK's defaults, for ``AsyncClient(http_client=)``.
+class DefaultAsyncHttpxClient(httpx.AsyncClient):
+    """An ``httpx.AsyncClient`` with the SDK's defaults, for ``AsyncClient(http_client=...)``.
 
     The defaults are those of ``DefaultHttpxClient``. On top of plain httpx, requests beyond
     twice the pool's ``max_connections`` wait in the client, first come first served (for at
     most the ``pool`` timeout, then ``httpx.PoolTimeout``), instead of in httpx's pool, which
     slows down sharply with the length of its queue: with 1,000 calls in flight over loopback
     it completes about 3.5 times as many calls a second as plain httpx. For that many calls,
-    ``DefaultAioHttpClient`` is faster still.
+    ``DefaultAioHttpClient`` is faster still. It runs under asyncio and trio. The caller
+    closes it (``AsyncClient.aclose()`` leaves a passed-in client open).
 
     Args:
         **kwargs: any ``httpx.AsyncClient`` argument; each one given replaces the SDK's
             default. With ``transport=``, or ``limits`` without ``max_connections``, no
             request waits in the client.
 
-    Returns:
-        The client; the caller closes it (``AsyncClient.aclose()`` leaves a passed-in client
-        open).
-
     Raises:
         TypeError: an argument ``httpx.AsyncClient`` does not take.
     """
-    from animalstore_client._gate import GatedAsyncClient
 
-    return GatedAsyncClient(**_with_defaults(kwargs))
+    def __init__(self, **kwargs: Any) -> None:
+        options = _with_defaults(kwargs)
+        super().__init__(**options)
+        size = options["limits"].max_connections
+        self._gate: ConnectionGate | None = None
+        # A given transport has its own pool, whose size the limits do not describe.
+        if size is not None and "transport" not in options:
+            from animalstore_client._gate import ConnectionGate
+
+            self._gate = ConnectionGate(2 * size)
+
+    async def send(self, request: httpx.Request, **kwargs: Any) -> httpx.Response:
+        """Send ``request`` once the gate lets it in; see ``httpx.AsyncClient.send``.
+
+        Returns:
+            The response.
+
+        Raises:
+            httpx.PoolTimeout: the gate, then httpx's pool, did not let it in within the
+                ``pool`` timeout (each).
+            httpx.HTTPError: as ``httpx.AsyncClient.send``.
+        """
+        if self._gate is None:
+            return await super().send(request, **kwargs)
+        semaphore = await self._gate.enter(request)
+        try:
+            return await super().send(request, **kwargs)
+        finally:
+            semaphore.release()
 
 
-def DefaultAioHttpClient(**kwargs: Any) -> httpx.AsyncClient:
-    """Return an ``httpx.AsyncClient`` that sends through aiohttp, with the SDK's defaults.
+def DefaultAioHttpClient(**kwargs: Any) -> aiohttp.ClientSession:
+    """Return an ``aiohttp.ClientSession`` with the SDK's defaults, for ``AsyncClient``.
 
-    Use it as ``AsyncClient(http_client=DefaultAioHttpClient())`` for many concurrent calls:
-    aiohttp's connection pool keeps its speed however many calls wait for a connection.
-    It needs the ``aiohttp`` extra (``pip install 'animalstore-client[aiohttp]'``), which
-    brings ``aiohttp`` and ``httpx-aiohttp``.
+    Use it for many concurrent calls, where aiohttp's connection pool keeps its speed however
+    many calls wait for a connection; call it inside a coroutine (aiohttp binds a session to
+    the running loop), and close it yourself::
 
-    The defaults are those of ``DefaultHttpxClient``. Differences from httpx's own transport:
-    aiohttp has no write timeout (``connect``, ``read`` and ``pool`` apply), speaks HTTP/1.1
-    only, and supports ``http://`` and ``https://`` proxies but not SOCKS. Every aiohttp
-    error is raised as the ``httpx`` error of the same meaning (a refused connection as
-    ``httpx.ConnectError``, a hang-up before the answer as ``httpx.RemoteProtocolError``), so
-    that the SDK retries a ``create_pet`` only when nothing was sent; and aiohttp does not
-    resend a request on its own, so ``max_retries`` counts every attempt. A plain request (no
-    auth, event hooks, redirects to follow, proxy or streaming) goes straight to the aiohttp
-    session, around httpx's client machinery, with the same result.
+        async with DefaultAioHttpClient() as http, AsyncClient(http_client=http) as client:
+            pets = await client.list_pets()
+
+    It needs the ``aiohttp`` extra (``pip install 'animalstore-client[aiohttp]'``) and asyncio:
+    aiohttp does not run under trio. The defaults: the timeouts of ``DEFAULT_TIMEOUT`` (aiohttp
+    has no write timeout), a ``TCPConnector`` sized by ``DEFAULT_CONNECTION_LIMITS``, proxies
+    and ``.netrc`` from the environment (``trust_env=True``), and a middleware that turns off
+    aiohttp's own resend of a GET after a dropped connection, so that ``max_retries`` counts
+    every attempt. A session you build yourself works too, without that last default.
 
     Args:
-        **kwargs: any ``httpx.AsyncClient`` argument; each one given replaces the SDK's
-            default. ``limits.max_connections`` sizes aiohttp's pool; ``keepalive_expiry``
-            is how long it keeps an idle connection.
+        **kwargs: any ``aiohttp.ClientSession`` argument; each one given replaces the SDK's
+            default (``middlewares`` given run before the SDK's).
 
     Returns:
-        The client; the caller closes it (``AsyncClient.aclose()`` leaves a passed-in client
-        open). It opens its aiohttp session in the event loop of its first request.
+        The session.
 
     Raises:
         ImportError: the ``aiohttp`` extra is not installed; the message gives the command
             that installs it.
-        TypeError: an argument ``httpx.AsyncClient`` does not take.
+        RuntimeError: no asyncio event loop is running (or trio's is).
+        TypeError: an argument ``aiohttp.ClientSession`` does not take.
     """
     try:
-        from animalstore_client._aiohttp import AioHttpClient
+        from animalstore_client._aiohttp_backend import new_session
     except ImportError as exc:
         raise ImportError(
-            f"DefaultAioHttpClient needs aiohttp and httpx-aiohttp ({exc.name or exc} is "
-            f"missing); install them with: {AIOHTTP_INSTALL_COMMAND}",
+            f"DefaultAioHttpClient needs aiohttp ({exc.name or exc} is missing); install "
+            f"it with: {AIOHTTP_INSTALL_COMMAND}",
             name=exc.name,
         ) from exc
-    return AioHttpClient(**_with_defaults(kwargs))
+    return new_session(**kwargs)

@@ -14,6 +14,9 @@ belong to one process and, for ``AsyncClient``, to one event loop:
   from another loop, where closing could only fail.
 
 A pool passed in as ``http_client`` is the caller's: it is used as it is and never closed.
+
+Each pool hands out the backend's sender (``_httpx_backend``, ``_aiohttp_backend``) that the
+client drives.
 """
 
 from __future__ import annotations
@@ -21,15 +24,14 @@ from __future__ import annotations
 import os
 import threading
 import weakref
-from collections.abc import AsyncGenerator, Callable
-from typing import TYPE_CHECKING, Any
+from collections.abc import AsyncGenerator
+from typing import Any
 
 import httpx
 
+from animalstore_client import _eventloop
 from animalstore_client._http_clients import DefaultAsyncHttpxClient, DefaultHttpxClient
-
-if TYPE_CHECKING:
-    import asyncio
+from animalstore_client._httpx_backend import AsyncHttpxSender, SyncHttpxSender
 
 __all__ = ["AsyncPool", "BorrowedPool", "SyncPool"]
 
@@ -40,21 +42,29 @@ _inherited: list[object] = []
 
 
 class BorrowedPool:
-    """A pool the caller passed in as ``http_client``: used as it is, never closed."""
+    """A pool the caller passed in as ``http_client``: used as it is, never closed.
 
-    __slots__ = ("http",)
+    Args:
+        http: the caller's client (``httpx.Client``, ``httpx.AsyncClient`` or
+            ``aiohttp.ClientSession``).
+        sender: the backend's sender over it.
+    """
 
-    def __init__(self, http: httpx.Client | httpx.AsyncClient) -> None:
-        self.http: Any = http
+    __slots__ = ("_http", "sender")
+
+    def __init__(self, http: Any, sender: Any) -> None:
+        self._http = http
+        self.sender: Any = sender
 
     @property
     def closed(self) -> bool:
         """Whether the caller closed it."""
-        return bool(self.http.is_closed)
+        http = self._http
+        return bool(http.is_closed if isinstance(http, (httpx.Client, httpx.AsyncClient)) else http.closed)
 
     def current(self) -> Any:
-        """Return the ``httpx`` client."""
-        return self.http
+        """Return the sender."""
+        return self.sender
 
     def close(self) -> None:
         """Do nothing: the caller owns it."""
@@ -66,26 +76,31 @@ class BorrowedPool:
 class SyncPool:
     """The SDK's own ``httpx.Client``: opened on first use, again in a forked child."""
 
-    __slots__ = ("__weakref__", "_finalizer", "_lock", "closed", "http")
+    __slots__ = ("__weakref__", "_finalizer", "_lock", "closed", "sender")
 
     def __init__(self) -> None:
         #: ``None`` until first use, and again in a forked child.
-        self.http: httpx.Client | None = None
+        self.sender: SyncHttpxSender | None = None
         self.closed = False
         self._finalizer: weakref.finalize[Any, Any] | None = None
         self._lock = threading.Lock()
         _owned.add(self)
 
-    def open(self) -> httpx.Client:
-        """Return the pool, opening it on first use (in this process)."""
+    @property
+    def http(self) -> httpx.Client | None:
+        """The pool's ``httpx.Client``; ``None`` until first use."""
+        return None if self.sender is None else self.sender.http
+
+    def open(self) -> SyncHttpxSender:
+        """Return the pool's sender, opening the pool on first use (in this process)."""
         with self._lock:
-            if self.http is None:
+            if self.sender is None:
                 _watch_forks()
                 http = DefaultHttpxClient()
                 # Closed when the clients sharing it are all dropped without close().
                 self._finalizer = weakref.finalize(self, http.close)
-                self.http = http
-            return self.http
+                self.sender = SyncHttpxSender(http)
+            return self.sender
 
     def close(self) -> None:
         """Close the pool; idempotent."""
@@ -96,53 +111,60 @@ class SyncPool:
     def _forget_after_fork(self) -> None:
         if self._finalizer is not None:
             self._finalizer.detach()
-            _inherited.append(self.http)
-        self.http = self._finalizer = None
+            _inherited.append(self.sender)
+        self.sender = self._finalizer = None
         self._lock = threading.Lock()  # it may have been held by another thread at fork time
 
 
 class AsyncPool:
-    """The SDK's own ``httpx.AsyncClient``s: one for the event loop last used."""
+    """The SDK's own ``httpx.AsyncClient``s: one for the event loop (asyncio or trio) last used."""
 
-    __slots__ = ("__weakref__", "_guard", "_loop", "closed", "http")
+    __slots__ = ("__weakref__", "_guard", "_loop", "closed", "sender")
 
     def __init__(self) -> None:
-        self.http: httpx.AsyncClient | None = None
+        self.sender: AsyncHttpxSender | None = None
         self.closed = False
-        self._loop: asyncio.AbstractEventLoop | None = None
+        self._loop: object = None
         self._guard: AsyncGenerator[None, None] | None = None
         _owned.add(self)
 
-    def current(self) -> httpx.AsyncClient | None:
-        """Return the pool of the running loop, or ``None`` if ``open()`` must make it."""
-        return self.http if self._loop is _running_loop() else None
+    @property
+    def http(self) -> httpx.AsyncClient | None:
+        """The ``httpx.AsyncClient`` of the loop last used; ``None`` before first use."""
+        return None if self.sender is None else self.sender.http
 
-    async def open(self) -> httpx.AsyncClient:
-        """Open a pool for the running loop and tie its closing to the loop's shutdown."""
+    def current(self) -> AsyncHttpxSender | None:
+        """Return the running loop's sender, or ``None`` if ``open()`` must make it."""
+        return self.sender if self._loop is _eventloop.current_loop() else None
+
+    async def open(self) -> AsyncHttpxSender:
+        """Open a pool for the running loop and tie its closing to the loop's end."""
         _watch_forks()
         http = DefaultAsyncHttpxClient()
         guard = _closed_with_the_loop(http)
         # Runs to the generator's first `yield` without suspending, so concurrent first
         # calls in a new loop cannot interleave here. Started in this loop, the generator is
-        # one the loop closes at shutdown: with it, the pool.
+        # one the loop closes at shutdown (asyncio.run, and trio.run, finalize the async
+        # generators still open): with it, the pool.
         await guard.__anext__()
         # The previous loop's pool is left to that loop: dropping its guard lets that loop
         # close it if it still runs.
-        self.http, self._loop, self._guard = http, _running_loop(), guard
-        return http
+        sender = AsyncHttpxSender(http, _eventloop.sleep)
+        self.sender, self._loop, self._guard = sender, _eventloop.current_loop(), guard
+        return sender
 
     async def aclose(self) -> None:
         """Close the running loop's pool; a pool of another loop is left to that loop."""
         self.closed = True
         guard, self._guard = self._guard, None
-        if guard is not None and self._loop is _running_loop():
+        if guard is not None and self._loop is _eventloop.current_loop():
             await guard.aclose()
-        self.http = self._loop = None
+        self.sender = self._loop = None
 
     def _forget_after_fork(self) -> None:
         if self._guard is not None:
-            _inherited.append((self.http, self._guard))
-        self.http = self._loop = self._guard = None
+            _inherited.append((self.sender, self._guard))
+        self.sender = self._loop = self._guard = None
 
 
 async def _closed_with_the_loop(http: httpx.AsyncClient) -> AsyncGenerator[None, None]:
@@ -153,18 +175,6 @@ async def _closed_with_the_loop(http: httpx.AsyncClient) -> AsyncGenerator[None,
         # In a forked child this generator is a copy whose sockets are the parent's.
         if os.getpid() == pid:
             await http.aclose()
-
-
-_get_running_loop: Callable[[], asyncio.AbstractEventLoop] | None = None
-
-
-def _running_loop() -> asyncio.AbstractEventLoop:
-    global _get_running_loop
-    if _get_running_loop is None:
-        import asyncio  # loaded by any running event loop; kept out of the package's import
-
-        _get_running_loop = asyncio.get_running_loop
-    return _get_running_loop()
 
 
 def _after_fork_in_child() -> None:

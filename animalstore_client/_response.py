@@ -1,4 +1,4 @@
-"""Turning what came back into a result or an SDK exception; no I/O."""
+"""Turning what came back (an ``Answer`` or a ``SendFailure``) into a result or an SDK error."""
 
 from __future__ import annotations
 
@@ -14,9 +14,11 @@ from animalstore_client._exceptions import (
     APIResponseValidationError,
     APIStatusError,
     APITimeoutError,
+    from_source,
     status_error_class,
 )
 from animalstore_client._models import Error
+from animalstore_client._wire import Answer, Request, SendFailure
 
 if TYPE_CHECKING:
     from datetime import datetime
@@ -29,28 +31,28 @@ _EXCERPT_CHARS = 300
 _UNPARSED = object()
 
 
-def _decoded_json(response: httpx.Response) -> object:
+def _decoded_json(answer: Answer) -> object:
     """Decode the body as JSON, whatever ``Content-Type`` says.
 
     Raises:
         ValueError: the body is not JSON (``RecursionError`` for absurd nesting included).
     """
     try:
-        return json.loads(response.content)
+        return json.loads(answer.content)
     except RecursionError:
         raise ValueError("JSON nested too deeply") from None
 
 
-def _excerpt(response: httpx.Response) -> str:
+def _excerpt(answer: Answer) -> str:
     """Return the start of the body on one line, or the reason phrase if it is empty."""
     # Read as UTF-8, not in the charset the server names: `response.text` fails outright on
     # charsets such as rot13, hex or idna, and the API's bodies are JSON, which is UTF-8.
-    content = response.content
+    content = answer.content
     head = content[: _EXCERPT_CHARS * 4].decode("utf-8", "replace")
     text = " ".join(head[:_EXCERPT_CHARS].split())
     if len(head) > _EXCERPT_CHARS or len(content) > _EXCERPT_CHARS * 4:
         text += " ..."
-    return text or response.reason_phrase or "(empty body)"
+    return text or answer.reason_phrase() or "(empty body)"
 
 
 class APIResponse(Generic[T]):
@@ -58,7 +60,8 @@ class APIResponse(Generic[T]):
 
     Returned by ``client.with_raw_response.<method>(...)``; not meant to be built by users.
     Besides the status and headers, it exposes the service's deprecation signals:
-    ``deprecation`` and ``sunset``.
+    ``deprecation`` and ``sunset``. On the aiohttp backend, ``http_response`` and ``headers``
+    are built when first read; ``status_code``, ``content`` and ``parse()`` never need them.
 
     Args:
         http_response: the 2xx response, body read.
@@ -66,33 +69,53 @@ class APIResponse(Generic[T]):
         retries_taken: how many retries it took to get this response.
 
     Attributes:
-        http_response: the underlying ``httpx.Response``.
         retries_taken: how many retries it took to get this response.
     """
 
-    __slots__ = ("_parsed", "_result_type", "http_response", "retries_taken")
+    __slots__ = ("_answer", "_parsed", "_result_type", "retries_taken")
 
     def __init__(self, http_response: httpx.Response, result_type: Any, retries_taken: int) -> None:
-        self.http_response: httpx.Response = http_response
+        from animalstore_client._httpx_backend import HttpxAnswer
+
+        self._init(HttpxAnswer(http_response), result_type, retries_taken)
+
+    def _init(self, answer: Answer, result_type: Any, retries_taken: int) -> None:
+        self._answer = answer
         self.retries_taken: int = retries_taken
         self._result_type = result_type
         self._parsed: object = _UNPARSED
 
+    @classmethod
+    def _of(cls, answer: Answer, result_type: Any, retries_taken: int) -> APIResponse[Any]:
+        """Wrap a backend's answer (the SDK's own constructor)."""
+        response: APIResponse[Any] = cls.__new__(cls)
+        response._init(answer, result_type, retries_taken)
+        return response
+
+    @property
+    def http_response(self) -> httpx.Response:
+        """The ``httpx.Response`` (on aiohttp, a view built when first read)."""
+        return self._answer.http_response()
+
     @property
     def status_code(self) -> int:
         """The HTTP status code."""
-        return self.http_response.status_code
+        return self._answer.status_code
 
     @property
     def headers(self) -> httpx.Headers:
         """The response headers."""
-        return self.http_response.headers
+        return self._answer.http_headers()
+
+    @property
+    def content(self) -> bytes:
+        """The body, decoded from its ``Content-Encoding``."""
+        return self._answer.content
 
     @property
     def request_id(self) -> str | None:
         """The ``x-request-id`` response header, when present."""
-        request_id: str | None = self.http_response.headers.get("x-request-id")
-        return request_id
+        return self._answer.headers.get("x-request-id")
 
     @property
     def deprecation(self) -> datetime | None:
@@ -101,7 +124,7 @@ class APIResponse(Generic[T]):
         Timezone-aware, in UTC; it may lie in the future, when the deprecation takes effect.
         ``None`` when the header is absent or malformed (a malformed one is logged at DEBUG).
         """
-        return deprecation_date(self.http_response.headers)
+        return deprecation_date(self._answer.headers)
 
     @property
     def sunset(self) -> datetime | None:
@@ -110,7 +133,7 @@ class APIResponse(Generic[T]):
         Timezone-aware, in UTC. ``None`` when the header is absent or malformed (a malformed
         one is logged at DEBUG).
         """
-        return sunset_date(self.http_response.headers)
+        return sunset_date(self._answer.headers)
 
     def parse(self) -> T:
         """Return the body structured into the operation's result type; parsed once, then cached.
@@ -123,18 +146,18 @@ class APIResponse(Generic[T]):
                 message names the bad field.
         """
         if self._parsed is _UNPARSED:
-            self._parsed = parse_body(self.http_response, self._result_type)
+            self._parsed = parse_body(self._answer, self._result_type)
         return self._parsed  # type: ignore[return-value]
 
     def __repr__(self) -> str:
-        return f"<APIResponse [{self.status_code}] {self.http_response.request.url}>"
+        return f"<APIResponse [{self.status_code}]>"
 
 
-def parse_body(response: httpx.Response, result_type: Any) -> Any:
-    """Structure a successful response's JSON body into ``result_type``.
+def parse_body(answer: Answer, result_type: Any) -> Any:
+    """Structure a successful answer's JSON body into ``result_type``.
 
     Args:
-        response: the 2xx response, body read.
+        answer: the 2xx answer.
         result_type: the operation's result type (``Pet``, ``list[Pet]``).
 
     Returns:
@@ -145,45 +168,46 @@ def parse_body(response: httpx.Response, result_type: Any) -> Any:
             message names the bad field.
     """
     try:
-        return structure(_decoded_json(response), result_type)
+        return structure(_decoded_json(answer), result_type)
     except WireFormatError as exc:
-        message = f"response body does not fit the schema: {exc}"
-        raise APIResponseValidationError(message, response=response) from None
+        problem = f"response body does not fit the schema: {exc}"
     except ValueError as exc:
-        message = f"response body is not valid JSON: {exc}"
-        raise APIResponseValidationError(message, response=response) from None
+        problem = f"response body is not valid JSON: {exc}"
+    # Raised outside the handler: the error chains nothing.
+    raise from_source(APIResponseValidationError, problem, answer)
 
 
-def status_error(response: httpx.Response) -> APIStatusError:
-    """Build the exception for a non-2xx response, whatever its body.
+def status_error(answer: Answer) -> APIStatusError:
+    """Build the exception for a non-2xx answer, whatever its body.
 
     An Error body gives ``code``, ``message`` and ``error``; any other body (an HTML page from a
     proxy, nothing, broken JSON) gives a message made from its first few hundred characters.
 
     Args:
-        response: the non-2xx response.
+        answer: the non-2xx answer.
 
     Returns:
         An instance of the subclass the status maps to.
     """
     try:
-        error: Error | None = structure(_decoded_json(response), Error)
+        error: Error | None = structure(_decoded_json(answer), Error)
     except ValueError:
         error = None
-    message = error.message if error is not None else _excerpt(response)
-    return status_error_class(response.status_code)(message, response=response, error=error)
+    message = error.message if error is not None else _excerpt(answer)
+    exception = from_source(status_error_class(answer.status_code), message, answer)
+    exception._set_fields(answer.status_code, answer.headers.get("x-request-id"), error)
+    return exception
 
 
-def connection_error(exc: httpx.RequestError, request: httpx.Request) -> APIConnectionError:
-    """Build the exception for an attempt that got no usable response.
+def connection_error(failure: SendFailure, request: Request) -> APIConnectionError:
+    """Build the exception for an attempt that got no usable answer.
 
     Args:
-        exc: what httpx raised.
+        failure: what the backend made of its library's error.
         request: the request that was being sent.
 
     Returns:
         An ``APITimeoutError`` for a timeout, else an ``APIConnectionError``.
     """
-    kind = APITimeoutError if isinstance(exc, httpx.TimeoutException) else APIConnectionError
-    detail = str(exc) or type(exc).__name__
-    return kind(f"{request.method} {request.url} failed: {detail}", request=request)
+    kind = APITimeoutError if failure.timeout else APIConnectionError
+    return from_source(kind, f"{request.method} {request.full_url} failed: {failure.detail}", failure)

@@ -9,11 +9,10 @@ from __future__ import annotations
 
 import math
 import random
-import sys
 import time
 from collections.abc import Mapping
 
-import httpx
+from animalstore_client._wire import Answer, Failure, SendFailure
 
 __all__ = [
     "INITIAL_DELAY",
@@ -28,11 +27,6 @@ __all__ = [
 RETRYABLE_STATUSES = frozenset({408, 429, 500, 502, 503, 504})
 #: Statuses that say the request was turned away, not processed.
 _NOT_PROCESSED_STATUSES = frozenset({429, 503})
-#: Failures that may have happened after the service received the request.
-_RETRYABLE_ERRORS = (httpx.TimeoutException, httpx.NetworkError, httpx.RemoteProtocolError)
-#: Failures that happen before a single byte of the request leaves.
-_NOT_SENT_ERRORS = (httpx.ConnectError, httpx.ConnectTimeout, httpx.PoolTimeout)
-
 INITIAL_DELAY = 0.5
 MAX_DELAY = 8.0
 MAX_RETRY_AFTER = 60.0
@@ -88,26 +82,8 @@ def _seconds_until(http_date: str, now: float) -> float:
         return math.nan
 
 
-def _provably_not_sent(error: httpx.RequestError) -> bool:
-    """Whether ``error`` says that not a byte of the request left.
-
-    httpx-aiohttp 0.2's own client (``httpx_aiohttp.HttpxAiohttpClient``, unlike
-    ``DefaultAioHttpClient``) raises ``ConnectTimeout`` for every aiohttp connection error, a
-    server that hung up after reading the request included: the aiohttp error it chains says
-    which it was. aiohttp is looked up, not imported: if it is not loaded, it raised nothing.
-    """
-    if not isinstance(error, _NOT_SENT_ERRORS):
-        return False
-    aiohttp = sys.modules.get("aiohttp")
-    cause = error.__cause__
-    if aiohttp is None or not isinstance(cause, aiohttp.ClientError):
-        return True
-    before_sending = (aiohttp.ClientConnectorError, getattr(aiohttp, "ConnectionTimeoutError", ()))
-    return isinstance(cause, before_sending)
-
-
 def retry_delay(
-    outcome: httpx.Response | httpx.RequestError,
+    outcome: Answer | SendFailure,
     *,
     idempotent: bool,
     retries_taken: int,
@@ -116,7 +92,7 @@ def retry_delay(
     """Decide whether to retry after one attempt, and how long to wait first.
 
     Args:
-        outcome: the attempt's response, or the error that stopped it.
+        outcome: the attempt's answer, or what stopped it.
         idempotent: whether sending the request twice is harmless (every method but ``POST``).
         retries_taken: retries already made for this call.
         max_retries: the most retries allowed.
@@ -126,12 +102,13 @@ def retry_delay(
     """
     if retries_taken >= max_retries:
         return None
-    if isinstance(outcome, httpx.Response):
+    if isinstance(outcome, Answer):
         statuses = RETRYABLE_STATUSES if idempotent else _NOT_PROCESSED_STATUSES
         if outcome.status_code not in statuses:
             return None
         wait = retry_after(outcome.headers)
         return backoff(retries_taken) if wait is None else wait
-    if idempotent:
-        return backoff(retries_taken) if isinstance(outcome, _RETRYABLE_ERRORS) else None
-    return backoff(retries_taken) if _provably_not_sent(outcome) else None
+    failure = outcome.failure
+    if failure is Failure.NOT_SENT or (idempotent and failure is Failure.MAYBE_SENT):
+        return backoff(retries_taken)
+    return None

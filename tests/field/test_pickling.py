@@ -38,7 +38,9 @@ from animalstore_client import (
 from animalstore_client import _operations as ops
 from animalstore_client._call import Call
 from animalstore_client._config import resolve_options
+from animalstore_client._httpx_backend import HttpxAnswer, classify, to_httpx
 from animalstore_client._response import connection_error, parse_body, status_error
+from animalstore_client._wire import Request
 from animalstore_client.testing import FakeAnimalStore
 from tests.field import workers
 
@@ -58,14 +60,23 @@ OPTIONS = resolve_options(
 def sent_request(operation: ops.Operation[Any]) -> httpx.Request:
     """The request the SDK would send for ``operation``: with the key in its headers."""
     with httpx.Client() as http:
-        request = Call(operation, OPTIONS, http.build_request).request
+        request = to_httpx(http, Call(operation, OPTIONS).request)
     assert request.headers["authorization"] == f"Bearer {KEY}"
     return request
 
 
-def status_response(status: int, body: object) -> httpx.Response:
+def status_response(status: int, body: object) -> HttpxAnswer:
     request = sent_request(ops.create_pet(name="Rex", category_id=3, status=None))
-    return httpx.Response(status, json=body, headers={"x-request-id": "req_7"}, request=request)
+    return HttpxAnswer(
+        httpx.Response(status, json=body, headers={"x-request-id": "req_7"}, request=request)
+    )
+
+
+def failed(error: httpx.RequestError, request: httpx.Request) -> AnimalStoreError:
+    """The SDK's error for an attempt that ended in ``error``, as a client raises it."""
+    return connection_error(
+        classify(error, request), Request(request.method, str(request.url), None, {}, None, {})
+    )
 
 
 def error_body(status: int) -> dict[str, object]:
@@ -77,8 +88,8 @@ def make_errors() -> dict[str, AnimalStoreError]:
     errors: dict[str, AnimalStoreError] = {
         "AnimalStoreError": AnimalStoreError("base"),
         "APIError": APIError("generic", request=list_request),
-        "APIConnectionError": connection_error(httpx.ConnectError("refused"), list_request),
-        "APITimeoutError": connection_error(httpx.ReadTimeout("slow"), list_request),
+        "APIConnectionError": failed(httpx.ConnectError("refused"), list_request),
+        "APITimeoutError": failed(httpx.ReadTimeout("slow"), list_request),
         "APIStatusError": status_error(status_response(418, error_body(418))),
         "APIStatusError-not-an-Error-body": status_error(status_response(409, ["not", "it"])),
     }

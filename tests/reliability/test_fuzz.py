@@ -40,6 +40,7 @@ from animalstore_client import (
 from animalstore_client import _operations as ops
 from animalstore_client._call import Call
 from animalstore_client._config import resolve_options
+from animalstore_client._httpx_backend import HttpxAnswer, to_httpx
 from animalstore_client._retries import MAX_RETRY_AFTER
 from tests.reliability.conftest import API_KEY, VALID_ARGUMENTS, Api
 from tests.reliability.faultserver import FaultServer, Reply
@@ -232,8 +233,8 @@ def drive(
     headers: dict[str, str] | None = None,
 ) -> tuple[object, float | None]:
     """Feed one response to a fresh ``Call``; return (result or exception, retry delay)."""
-    call: Call[Any] = Call(OPERATIONS[operation], OPTIONS[max_retries], builder.build_request)
-    request = call.begin()
+    call: Call[Any] = Call(OPERATIONS[operation], OPTIONS[max_retries])
+    request = to_httpx(builder, call.begin())
     headers = dict(headers or {})
     if retry_after is not None:
         headers["Retry-After"] = retry_after
@@ -241,7 +242,7 @@ def drive(
     raw_headers = [(name.encode(), value.encode("latin-1")) for name, value in headers.items()]
     response = httpx.Response(status, content=body, headers=raw_headers, request=request)
     try:
-        delay = call.after(response)
+        delay = call.after(HttpxAnswer(response))
     except Exception as exc:
         return exc, None
     return (None, delay) if delay is not None else (call.result, None)

@@ -18,6 +18,7 @@ from hypothesis import strategies as st
 
 from animalstore_client import AsyncClient, Client, NotFoundError, Pet
 from animalstore_client._deprecation import deprecation_date, notice, sunset_date
+from animalstore_client._httpx_backend import HttpxAnswer
 from tests.conftest import API_KEY, BASE_URL, Api
 
 PET = {"id": 7, "name": "Rex", "categoryId": 3}
@@ -334,7 +335,7 @@ def test_no_header_value_makes_the_parsers_raise(deprecation: str, sunset: str, 
     response = httpx.Response(200, headers=headers)
     date = deprecation_date(headers)
     sunset_at = sunset_date(headers)
-    message = notice("GET /pets", response)
+    message = notice("GET /pets", HttpxAnswer(response))
 
     for value in (date, sunset_at):
         assert value is None or value.tzinfo is not None
@@ -363,6 +364,7 @@ def test_any_signal_on_any_answer_gives_the_usual_outcome_and_at_most_a_deprecat
     from animalstore_client._call import Call
     from animalstore_client._config import resolve_options
     from animalstore_client._deprecation import DeprecationNotices
+    from animalstore_client._httpx_backend import HttpxAnswer, to_httpx
 
     options = resolve_options(
         API_KEY,
@@ -379,10 +381,10 @@ def test_any_signal_on_any_answer_gives_the_usual_outcome_and_at_most_a_deprecat
         call: Call[list[Pet]] = Call(
             ops.list_pets(limit=None, status=None),
             options,
-            builder.build_request,
             notices=DeprecationNotices(),
         )
-        response = httpx.Response(status, json=[], headers=headers, request=call.begin())
+        request = to_httpx(builder, call.begin())
+        response = HttpxAnswer(httpx.Response(status, json=[], headers=headers, request=request))
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
             try:

@@ -1,0 +1,226 @@
+"""The aiohttp backend: sends the core's requests through an ``aiohttp.ClientSession``.
+
+Imported only when an ``AsyncClient`` is given a session or ``DefaultAioHttpClient`` is
+called: ``import animalstore_client`` never imports aiohttp. It builds no httpx object per
+call: the answer's ``httpx.Response`` view is made only if someone reads it (``_wire``).
+Everything goes through the session's public ``request``, so aiohttp's own tracing
+(``TraceConfig``, OpenTelemetry's aiohttp-client instrumentation) and middlewares see it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Sequence
+from typing import Any
+
+import aiohttp
+import httpx
+
+from animalstore_client._eventloop import refuse_trio
+from animalstore_client._wire import (
+    Answer,
+    Failure,
+    Request,
+    SendFailure,
+    redacted_request,
+    response_view,
+)
+
+__all__ = ["AiohttpAnswer", "AiohttpSender", "new_session"]
+
+#: First match wins: subclasses before their bases.
+_FAILURES: tuple[tuple[type[BaseException], Failure], ...] = (
+    # Waiting for a pool slot or for the TCP/TLS connection: nothing was sent.
+    (aiohttp.ConnectionTimeoutError, Failure.NOT_SENT),
+    (aiohttp.ClientConnectorError, Failure.NOT_SENT),
+    (aiohttp.ServerTimeoutError, Failure.MAYBE_SENT),
+    (aiohttp.ClientHttpProxyError, Failure.FATAL),
+    # From here on the request may have reached the server.
+    (aiohttp.ServerDisconnectedError, Failure.MAYBE_SENT),
+    (aiohttp.ClientResponseError, Failure.MAYBE_SENT),
+    (aiohttp.ClientPayloadError, Failure.MAYBE_SENT),
+    (aiohttp.ClientOSError, Failure.MAYBE_SENT),
+    (asyncio.TimeoutError, Failure.MAYBE_SENT),
+)
+
+
+def classify(exc: BaseException, request: Request) -> SendFailure:
+    """Return what an aiohttp error says about the attempt, without keeping the error.
+
+    Only the error's class and message are kept: its ``repr``, ``args`` and ``request_info``
+    (a ``ClientResponseError``'s) hold the request's headers, the key included.
+
+    Args:
+        exc: what aiohttp raised.
+        request: the request that was being sent.
+
+    Returns:
+        The failure; an error not listed in ``_FAILURES`` (an invalid URL ...) is fatal.
+    """
+    failure = next((kind for cls, kind in _FAILURES if isinstance(exc, cls)), Failure.FATAL)
+    if isinstance(exc, aiohttp.ClientResponseError):
+        # Its str() is "status, message=..., url=..."; the message is what the parser said.
+        detail = f"{type(exc).__name__}: {exc.message}"
+    else:
+        detail = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+    return SendFailure(
+        failure, detail, timeout=isinstance(exc, asyncio.TimeoutError), request=request
+    )
+
+
+class _AttemptFailed(Exception):
+    """Carries an aiohttp connection error past the session's own resend (see below)."""
+
+    def __init__(self, error: aiohttp.ClientError) -> None:
+        super().__init__()
+        self.error = error
+
+
+async def _attempt_once(
+    request: aiohttp.ClientRequest, handler: aiohttp.ClientHandlerType
+) -> aiohttp.ClientResponse:
+    """A client middleware that turns off aiohttp's resend of an idempotent request.
+
+    aiohttp sends a GET again, at once, when the connection drops; the SDK counts, spaces
+    and logs its retries itself, so that ``max_retries`` is every attempt made. An error that
+    is not an ``aiohttp.ClientError`` leaves aiohttp's loop at once; the sender unwraps it.
+    """
+    try:
+        return await handler(request)
+    except (aiohttp.ClientOSError, aiohttp.ServerDisconnectedError) as exc:
+        raise _AttemptFailed(exc) from None
+
+
+def new_session(**kwargs: Any) -> aiohttp.ClientSession:
+    """Return an ``aiohttp.ClientSession`` with the SDK's defaults; see ``DefaultAioHttpClient``."""
+    refuse_trio("DefaultAioHttpClient")
+    from animalstore_client._config import DEFAULT_TIMEOUT
+    from animalstore_client._http_clients import DEFAULT_CONNECTION_LIMITS
+
+    timeout = DEFAULT_TIMEOUT
+    limits = DEFAULT_CONNECTION_LIMITS
+    if "connector" not in kwargs:
+        kwargs["connector"] = aiohttp.TCPConnector(
+            limit=limits.max_connections or 0, keepalive_timeout=limits.keepalive_expiry
+        )
+    kwargs.setdefault(
+        "timeout",
+        aiohttp.ClientTimeout(
+            connect=timeout.pool, sock_connect=timeout.connect, sock_read=timeout.read
+        ),
+    )
+    kwargs.setdefault("trust_env", True)
+    middlewares: Sequence[Any] = kwargs.get("middlewares", ())
+    kwargs["middlewares"] = (*middlewares, _attempt_once)
+    return aiohttp.ClientSession(**kwargs)
+
+
+class AiohttpAnswer(Answer):
+    """What aiohttp read, as the core sees it; httpx views are built on demand.
+
+    Args:
+        request: the request it answers.
+        response: aiohttp's response (its status, reason and headers are kept).
+        content: the body, read in full and decoded.
+    """
+
+    __slots__ = ("_error_response", "_http_headers", "_reason", "_request", "_response", "raw")
+
+    def __init__(
+        self, request: Request, response: aiohttp.ClientResponse, content: bytes
+    ) -> None:
+        self.status_code = response.status
+        self.headers = response.headers
+        self.content = content
+        self.raw = response.raw_headers
+        self._reason = response.reason or ""
+        self._request = request
+        self._http_headers: httpx.Headers | None = None
+        self._response: httpx.Response | None = None
+
+    def http_headers(self) -> httpx.Headers:
+        """Return the headers as received, as ``httpx.Headers``."""
+        if self._http_headers is None:
+            self._http_headers = httpx.Headers(list(self.raw))
+        return self._http_headers
+
+    def http_response(self) -> httpx.Response:
+        """Return an ``httpx.Response`` view, its request's ``Authorization`` redacted."""
+        if self._response is None:
+            request = self._request
+            extensions: dict[str, Any] = {"http_version": b"HTTP/1.1"}
+            if self._reason:
+                extensions["reason_phrase"] = self._reason.encode()
+            self._response = response_view(
+                self.status_code,
+                [(name.decode("latin-1"), value.decode("latin-1")) for name, value in self.raw],
+                self.content,
+                redacted_request(
+                    request.method, request.full_url, request.headers, request.timeout
+                ),
+                extensions,
+            )
+        return self._response
+
+    error_response = http_response
+
+    def reason_phrase(self) -> str:
+        """Return the reason phrase."""
+        return self._reason
+
+
+class AiohttpSender:
+    """Sends with an ``aiohttp.ClientSession`` (asyncio only).
+
+    Args:
+        session: the session; the caller's, never closed here.
+    """
+
+    __slots__ = ("session",)
+
+    def __init__(self, session: aiohttp.ClientSession) -> None:
+        self.session = session
+
+    @staticmethod
+    async def sleep(delay: float) -> None:
+        """Wait between attempts."""
+        await asyncio.sleep(delay)
+
+    async def send(self, request: Request) -> Answer | SendFailure:
+        """Send one attempt and read its answer in full.
+
+        Returns:
+            The answer, or the classified failure.
+
+        Raises:
+            RuntimeError: called under trio, or the session is closed.
+        """
+        refuse_trio("an AsyncClient on aiohttp")
+        # aiohttp learns that the server closed an idle pooled connection only when its loop
+        # reads the socket; after the loop stood still (a sync wrapper running one call at a
+        # time, a loop busy with CPU work) it would write the request to the dead connection.
+        # Two turns of the loop let it read the hang-up first: the first runs the socket's
+        # read callback, queued behind this task, which marks the connection closed.
+        await asyncio.sleep(0)
+        await asyncio.sleep(0)
+        timeout = request.timeout
+        try:
+            async with self.session.request(
+                request.method,
+                request.url,
+                params=request.params,
+                headers=request.headers,
+                data=request.content,
+                allow_redirects=False,
+                timeout=aiohttp.ClientTimeout(
+                    connect=timeout.get("pool"),
+                    sock_connect=timeout.get("connect"),
+                    sock_read=timeout.get("read"),
+                ),
+            ) as response:
+                content = await response.read()
+        except _AttemptFailed as exc:
+            return classify(exc.error, request)
+        except (aiohttp.ClientError, asyncio.TimeoutError) as exc:
+            return classify(exc, request)
+        return AiohttpAnswer(request, response, content)

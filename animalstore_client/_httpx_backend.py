@@ -1,0 +1,199 @@
+"""The httpx backend: sends the core's requests through an ``httpx.Client``/``AsyncClient``.
+
+Every request goes through the client's own ``build_request`` and ``send``, so whatever is
+plugged into that client (event hooks, auth, mounts, transports, OpenTelemetry's
+``HTTPXClientInstrumentor``, a patched ``send``) sees every call. httpx's errors are classified
+here and then dropped: see ``_wire``.
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import TYPE_CHECKING
+
+import httpx
+
+from animalstore_client._wire import (
+    Answer,
+    Failure,
+    Request,
+    SendFailure,
+    redacted_request,
+    response_view,
+)
+
+if TYPE_CHECKING:
+    from collections.abc import Awaitable, Callable
+
+__all__ = ["AsyncHttpxSender", "HttpxAnswer", "SyncHttpxSender", "classify", "to_httpx"]
+
+#: First match wins: subclasses before their bases.
+_FAILURES: tuple[tuple[type[httpx.RequestError], Failure], ...] = (
+    (httpx.ConnectError, Failure.NOT_SENT),
+    (httpx.ConnectTimeout, Failure.NOT_SENT),
+    (httpx.PoolTimeout, Failure.NOT_SENT),
+    (httpx.TimeoutException, Failure.MAYBE_SENT),
+    (httpx.NetworkError, Failure.MAYBE_SENT),
+    (httpx.RemoteProtocolError, Failure.MAYBE_SENT),
+)
+
+
+def classify(exc: httpx.RequestError, request: httpx.Request) -> SendFailure:
+    """Return what an httpx error says about the attempt, without keeping the error.
+
+    Args:
+        exc: what httpx raised.
+        request: the request that was being sent.
+
+    Returns:
+        The failure; an error not listed in ``_FAILURES`` (``DecodingError``,
+        ``UnsupportedProtocol``, ``ProxyError`` ...) is fatal.
+    """
+    failure = next((kind for cls, kind in _FAILURES if isinstance(exc, cls)), Failure.FATAL)
+    if failure is Failure.NOT_SENT and _hung_up_after_sending(exc):
+        failure = Failure.MAYBE_SENT
+    return SendFailure(
+        failure,
+        f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__,
+        timeout=isinstance(exc, httpx.TimeoutException),
+        request=redacted_request(
+            request.method,
+            request.url,
+            request.headers.multi_items(),
+            request.extensions.get("timeout"),
+        ),
+    )
+
+
+def _hung_up_after_sending(exc: httpx.RequestError) -> bool:
+    """Whether a "not sent" error really chains an aiohttp error raised after sending.
+
+    httpx-aiohttp's own client (``httpx_aiohttp.HttpxAiohttpClient``, an ``httpx.AsyncClient``
+    a user may pass in) raises ``ConnectTimeout`` for every aiohttp connection error, a
+    server that hung up after reading the request included; the aiohttp error it chains says
+    which it was. aiohttp is looked up, not imported: if it is not loaded, it raised nothing.
+    """
+    aiohttp = sys.modules.get("aiohttp")
+    cause = exc.__cause__
+    if aiohttp is None or not isinstance(cause, aiohttp.ClientError):
+        return False
+    return not isinstance(cause, (aiohttp.ClientConnectorError, aiohttp.ConnectionTimeoutError))
+
+
+class HttpxAnswer(Answer):
+    """An ``httpx.Response``, read, as the core sees it.
+
+    Args:
+        response: the response, body read.
+    """
+
+    __slots__ = ("_error_response", "response")
+
+    def __init__(self, response: httpx.Response) -> None:
+        self.response = response
+        self.status_code = response.status_code
+        self.headers = response.headers
+        self.content = response.content
+        self._error_response: httpx.Response | None = None
+
+    def http_headers(self) -> httpx.Headers:
+        """Return the response's own headers."""
+        return self.response.headers
+
+    def http_response(self) -> httpx.Response:
+        """Return the response itself."""
+        return self.response
+
+    def error_response(self) -> httpx.Response:
+        """Return a copy of the response whose request's ``Authorization`` is redacted."""
+        if self._error_response is None:
+            response, request = self.response, self.response.request
+            self._error_response = response_view(
+                response.status_code,
+                response.headers.multi_items(),
+                response.content,
+                redacted_request(
+                    request.method,
+                    request.url,
+                    request.headers.multi_items(),
+                    request.extensions.get("timeout"),
+                ),
+                dict(response.extensions),
+            )
+        return self._error_response
+
+    def reason_phrase(self) -> str:
+        """Return the reason phrase."""
+        return self.response.reason_phrase
+
+
+def to_httpx(http: httpx.Client | httpx.AsyncClient, request: Request) -> httpx.Request:
+    """Build ``request`` with ``http``'s ``build_request``, so that its own defaults apply.
+
+    Args:
+        http: the client to send with; its headers, cookies and params are merged in.
+        request: the core's request.
+
+    Returns:
+        The ``httpx.Request`` to send.
+    """
+    return http.build_request(
+        request.method,
+        request.url,
+        params=request.params,
+        headers=request.headers,
+        content=request.content,
+        extensions={"timeout": request.timeout},
+    )
+
+
+class SyncHttpxSender:
+    """Sends with an ``httpx.Client``.
+
+    Args:
+        http: the client.
+    """
+
+    __slots__ = ("http",)
+
+    def __init__(self, http: httpx.Client) -> None:
+        self.http = http
+
+    def send(self, request: Request) -> Answer | SendFailure:
+        """Send one attempt and read its answer in full.
+
+        Returns:
+            The answer, or the classified failure.
+        """
+        built = to_httpx(self.http, request)
+        try:
+            return HttpxAnswer(self.http.send(built))
+        except httpx.RequestError as exc:
+            return classify(exc, built)
+
+
+class AsyncHttpxSender:
+    """Sends with an ``httpx.AsyncClient``, under asyncio or trio.
+
+    Args:
+        http: the client.
+        sleep: the running library's sleep, for the waits between attempts.
+    """
+
+    __slots__ = ("http", "sleep")
+
+    def __init__(self, http: httpx.AsyncClient, sleep: Callable[[float], Awaitable[None]]) -> None:
+        self.http = http
+        self.sleep = sleep
+
+    async def send(self, request: Request) -> Answer | SendFailure:
+        """Send one attempt and read its answer in full.
+
+        Returns:
+            The answer, or the classified failure.
+        """
+        built = to_httpx(self.http, request)
+        try:
+            return HttpxAnswer(await self.http.send(built))
+        except httpx.RequestError as exc:
+            return classify(exc, built)

@@ -1,0 +1,229 @@
+"""What the sans-IO core hands a backend and takes back: a plain request, an answer, a failure.
+
+The core (``_call``) builds a ``Request`` and never sends it. A backend (``_httpx_backend``,
+``_aiohttp_backend``) sends it with its HTTP library's public API and returns either an
+``Answer`` (status, headers, the body read in full) or a ``SendFailure`` (no usable answer,
+already classified as "not sent", "maybe sent" or "fatal"). Neither holds the library's
+exception: an error's traceback and locals can hold the request's headers, the API key
+included, and what the SDK raises must not reach them.
+
+The ``httpx`` objects that the public API exposes (``APIResponse.http_response``,
+``APIError.request``, ``APIStatusError.response``) are views, built from these with httpx's
+public constructors only when read, with the ``Authorization`` value redacted where they
+travel inside an exception.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+import httpx
+
+__all__ = [
+    "REDACTED",
+    "Answer",
+    "Failure",
+    "Request",
+    "SendFailure",
+    "redacted_request",
+    "response_view",
+]
+
+#: What stands for the ``Authorization`` value in every request view an exception carries.
+REDACTED = "[redacted]"
+
+
+class Request:
+    """One attempt's request: method, absolute URL, query, headers, body, timeouts.
+
+    Its ``repr`` shows the method and URL only: it sits in the core's frames, which a
+    traceback formatted with captured locals prints.
+
+    Attributes:
+        method: the HTTP method.
+        url: the absolute URL, without the query.
+        params: the query parameters, or ``None`` for none; given to the library apart from
+            the URL, so that an httpx client's own ``params`` merge with them.
+        headers: the headers to send, the API key's ``Authorization`` included.
+        content: the body, or ``None`` for none.
+        timeout: seconds per phase (``connect``, ``read``, ``write``, ``pool``; ``None``: no
+            limit), as httpx's ``timeout`` request extension.
+    """
+
+    __slots__ = ("content", "headers", "method", "params", "timeout", "url")
+
+    def __init__(
+        self,
+        method: str,
+        url: str,
+        params: dict[str, str | int] | None,
+        headers: dict[str, str],
+        content: bytes | None,
+        timeout: dict[str, float | None],
+    ) -> None:
+        self.method = method
+        self.url = url
+        self.params = params
+        self.headers = headers
+        self.content = content
+        self.timeout = timeout
+
+    @property
+    def full_url(self) -> str:
+        """The URL with its query, for messages and logs."""
+        if not self.params:
+            return self.url
+        from urllib.parse import urlencode
+
+        return f"{self.url}?{urlencode(self.params)}"
+
+    def __repr__(self) -> str:
+        return f"<Request {self.method} {self.full_url}>"
+
+
+class Failure(enum.Enum):
+    """How far a failed attempt got, which decides whether it may be sent again."""
+
+    #: Not a byte of the request left (no connection, no pool slot): safe to retry any call.
+    NOT_SENT = "not sent"
+    #: The request may have reached the service (timeout, hang-up, broken answer): only an
+    #: idempotent call may be retried.
+    MAYBE_SENT = "maybe sent"
+    #: Retrying cannot help (an unsupported URL, a proxy refusal, an undecodable body).
+    FATAL = "fatal"
+
+
+class SendFailure:
+    """An attempt that got no usable answer, as a backend classified it.
+
+    Attributes:
+        failure: how far the attempt got.
+        timeout: whether a timeout ended it.
+        detail: the library's error in one line (its class name and message), which never
+            holds a header.
+    """
+
+    __slots__ = ("_request_view", "detail", "failure", "timeout")
+
+    def __init__(
+        self, failure: Failure, detail: str, *, timeout: bool, request: httpx.Request | Request
+    ) -> None:
+        self.failure = failure
+        self.detail = detail
+        self.timeout = timeout
+        self._request_view: httpx.Request | Request = request
+
+    def request_view(self) -> httpx.Request:
+        """Return the request as an ``httpx.Request``, ``Authorization`` redacted."""
+        view = self._request_view
+        if isinstance(view, Request):
+            view = self._request_view = redacted_request(
+                view.method, view.full_url, view.headers, view.timeout
+            )
+        return view
+
+    def __repr__(self) -> str:
+        return f"<SendFailure {self.failure.value}: {self.detail}>"
+
+
+class Answer:
+    """A response received in full: status, headers and body, with httpx views on demand.
+
+    A backend's subclass says how to build the views; the core reads only the attributes.
+
+    Attributes:
+        status_code: the HTTP status code.
+        headers: the headers, looked up case-insensitively.
+        content: the body, decoded from its ``Content-Encoding``.
+    """
+
+    __slots__ = ("content", "headers", "status_code")
+
+    status_code: int
+    headers: Mapping[str, str]
+    content: bytes
+
+    def http_headers(self) -> httpx.Headers:
+        """Return the headers as ``httpx.Headers``."""
+        raise NotImplementedError
+
+    def http_response(self) -> httpx.Response:
+        """Return the answer as an ``httpx.Response`` (read), for ``APIResponse``."""
+        raise NotImplementedError
+
+    def error_response(self) -> httpx.Response:
+        """Return the answer as an ``httpx.Response`` whose request has no key, for errors."""
+        raise NotImplementedError
+
+    def reason_phrase(self) -> str:
+        """Return the status line's reason phrase (``""`` when none was sent)."""
+        raise NotImplementedError
+
+    def request_view(self) -> httpx.Request:
+        """Return the request it answers, ``Authorization`` redacted."""
+        return self.error_response().request
+
+    def __repr__(self) -> str:
+        return f"<Answer {self.status_code}>"
+
+
+def redacted_request(
+    method: str,
+    url: httpx.URL | str,
+    headers: Iterable[tuple[str, str]] | Mapping[str, str],
+    timeout: Mapping[str, float | None] | None,
+) -> httpx.Request:
+    """Return an ``httpx.Request`` view of a request, the ``Authorization`` value redacted.
+
+    Args:
+        method: the HTTP method.
+        url: the URL.
+        headers: the headers as sent.
+        timeout: the attempt's timeouts, kept as the ``timeout`` extension; ``None`` for none.
+
+    Returns:
+        A body-less request with the same method, URL and headers, but ``Authorization:
+        [redacted]``.
+    """
+    pairs = headers.items() if isinstance(headers, Mapping) else headers
+    return httpx.Request(
+        method,
+        url,
+        headers=[
+            (name, REDACTED if name.lower() == "authorization" else value) for name, value in pairs
+        ],
+        extensions={} if timeout is None else {"timeout": dict(timeout)},
+    )
+
+
+def response_view(
+    status_code: int,
+    headers: Iterable[tuple[str, str]],
+    content: bytes,
+    request: httpx.Request,
+    extensions: dict[str, Any],
+) -> httpx.Response:
+    """Return a read ``httpx.Response`` built from an answer whose body is already decoded.
+
+    ``Content-Encoding`` and ``Content-Length`` describe the body as it travelled, not the
+    decoded one: httpx would decode it a second time, so both are left out when an encoding
+    was applied.
+
+    Args:
+        status_code: the status code.
+        headers: the headers as received.
+        content: the decoded body.
+        request: the request it answers.
+        extensions: the response extensions (``http_version``, ``reason_phrase``).
+
+    Returns:
+        The response, read.
+    """
+    pairs = list(headers)
+    if any(name.lower() == "content-encoding" for name, _ in pairs):
+        pairs = [p for p in pairs if p[0].lower() not in ("content-encoding", "content-length")]
+    return httpx.Response(
+        status_code, headers=pairs, content=content, request=request, extensions=extensions
+    )
