@@ -15,6 +15,7 @@ from typing import Any
 
 import aiohttp
 import httpx
+from aiohttp.http_exceptions import ContentEncodingError
 
 from animalstore_client._eventloop import refuse_trio
 from animalstore_client._wire import (
@@ -27,6 +28,10 @@ from animalstore_client._wire import (
 )
 
 __all__ = ["AiohttpAnswer", "AiohttpSender", "new_session"]
+
+#: ``asyncio.sleep`` as it was at import, to give the loop a turn: a test that replaces
+#: ``asyncio.sleep`` to record the waits between attempts does not see these.
+_next_turn = asyncio.sleep
 
 #: First match wins: subclasses before their bases.
 _FAILURES: tuple[tuple[type[BaseException], Failure], ...] = (
@@ -58,6 +63,8 @@ def classify(exc: BaseException, request: Request) -> SendFailure:
         The failure; an error not listed in ``_FAILURES`` (an invalid URL ...) is fatal.
     """
     failure = next((kind for cls, kind in _FAILURES if isinstance(exc, cls)), Failure.FATAL)
+    if isinstance(exc.__cause__, ContentEncodingError):
+        failure = Failure.FATAL  # a body that does not decode arrived whole: sending again won't help
     if isinstance(exc, aiohttp.ClientResponseError):
         # Its str() is "status, message=..., url=..."; the message is what the parser said.
         detail = f"{type(exc).__name__}: {exc.message}"
@@ -201,8 +208,8 @@ class AiohttpSender:
         # time, a loop busy with CPU work) it would write the request to the dead connection.
         # Two turns of the loop let it read the hang-up first: the first runs the socket's
         # read callback, queued behind this task, which marks the connection closed.
-        await asyncio.sleep(0)
-        await asyncio.sleep(0)
+        await _next_turn(0)
+        await _next_turn(0)
         timeout = request.timeout
         try:
             async with self.session.request(

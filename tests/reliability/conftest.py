@@ -2,7 +2,7 @@
 
 Every test that takes ``make_client`` (or ``kind``) runs three times: with a ``Client``, with
 an ``AsyncClient`` on its default (httpx) backend, and with an ``AsyncClient`` on aiohttp
-(``http_client=DefaultAioHttpClient(...)``). Coroutines run on one event loop per test, closed
+(``http_client=DefaultAioHttpClient()``, made in the test's loop). Coroutines run on one event loop per test, closed
 (async generators and the default executor included) after the clients.
 """
 
@@ -166,23 +166,38 @@ def kind(request: pytest.FixtureRequest) -> str:
     return param
 
 
-def new_http_client(kind: str, **options: Any) -> httpx.Client | httpx.AsyncClient:
-    """A user's own ``http_client`` for a client of ``kind``; the caller closes it."""
+def new_http_client(
+    kind: str, loop: asyncio.AbstractEventLoop | None = None, **options: Any
+) -> Any:
+    """A user's own ``http_client`` for a client of ``kind``; the caller closes it.
+
+    For ``"aiohttp"``, a ``DefaultAioHttpClient`` (``options`` are aiohttp's) made in ``loop``,
+    where aiohttp binds it; a new loop if none is given.
+    """
     if kind == "sync":
         return httpx.Client(**options)
     if kind == "async":
         return httpx.AsyncClient(**options)
-    return DefaultAioHttpClient(**options)
+    return aiohttp_session(loop or asyncio.new_event_loop(), **options)
 
 
-def new_client(kind: str, **options: Any) -> Client | AsyncClient:
-    """An SDK client of ``kind``; for ``"aiohttp"``, on a ``DefaultAioHttpClient`` (unless
-    ``http_client`` is given), which the caller closes as well (``client._http``)."""
-    if kind == "sync":
-        return Client(**options)
-    if kind == "aiohttp" and "http_client" not in options:
-        options["http_client"] = DefaultAioHttpClient()
-    return AsyncClient(**options)
+def aiohttp_session(loop: asyncio.AbstractEventLoop, **options: Any) -> Any:
+    """A ``DefaultAioHttpClient(**options)`` made in ``loop``; close it with ``close_in``."""
+
+    async def make() -> Any:
+        return DefaultAioHttpClient(**options)
+
+    return loop.run_until_complete(make())
+
+
+def close_in(loop: asyncio.AbstractEventLoop, http: Any) -> None:
+    """Close a user's ``http_client`` of any kind, on ``loop`` for the async ones."""
+    if isinstance(http, httpx.Client):
+        http.close()
+    elif isinstance(http, httpx.AsyncClient):
+        loop.run_until_complete(http.aclose())
+    else:
+        loop.run_until_complete(http.close())
 
 
 @pytest.fixture
@@ -193,7 +208,7 @@ def make_client(kind: str, aloop: asyncio.AbstractEventLoop) -> Iterator[Callabl
     ``timeout`` to ``TEST_TIMEOUT``; other keyword arguments go to the constructor.
     """
     made: list[Api] = []
-    backends: list[httpx.AsyncClient] = []
+    backends: list[Any] = []
 
     def make(base_url: str | FaultServer, **options: Any) -> Api:
         if isinstance(base_url, FaultServer):
@@ -201,9 +216,12 @@ def make_client(kind: str, aloop: asyncio.AbstractEventLoop) -> Iterator[Callabl
         options.setdefault("api_key", API_KEY)
         options.setdefault("timeout", TEST_TIMEOUT)
         if kind == "aiohttp" and "http_client" not in options:
-            options["http_client"] = DefaultAioHttpClient()
+            options["http_client"] = aiohttp_session(aloop)
             backends.append(options["http_client"])
-        api = Api(new_client(kind, base_url=base_url, **options), aloop, kind)
+        client = Client(**options, base_url=base_url) if kind == "sync" else AsyncClient(
+            **options, base_url=base_url
+        )
+        api = Api(client, aloop, kind)
         made.append(api)
         return api
 
@@ -211,4 +229,4 @@ def make_client(kind: str, aloop: asyncio.AbstractEventLoop) -> Iterator[Callabl
     for api in made:
         api.close()  # idempotent: a test may have closed it already
     for backend in backends:
-        aloop.run_until_complete(backend.aclose())
+        close_in(aloop, backend)

@@ -162,7 +162,7 @@ def test_one_async_client_with_1000_calls_in_flight(backend: str) -> None:
                 calls = (one(kind, arg) for kind, arg in work)
                 answers = list(await asyncio.gather(*calls, return_exceptions=True))
         if http is not None:
-            await http.aclose()
+            await http.close()
         return answers
 
     with store.serve() as base_url:

@@ -20,7 +20,7 @@ import httpx
 import pytest
 
 from animalstore_client import AsyncClient, Client, DefaultAioHttpClient, Pet
-from tests.reliability.conftest import API_KEY, PET, Api, new_http_client
+from tests.reliability.conftest import API_KEY, PET, Api, close_in, new_http_client
 from tests.reliability.faultserver import FaultServer, Reply
 
 REPO = Path(__file__).resolve().parents[2]
@@ -141,15 +141,15 @@ def test_a_context_manager_closes_and_a_later_close_is_harmless(
     else:
 
         async def main() -> None:
-            http = new_http_client(kind) if kind == "aiohttp" else None
+            http = DefaultAioHttpClient() if kind == "aiohttp" else None
             options: dict[str, Any] = {"http_client": http} if http is not None else {}
             async with AsyncClient(api_key=API_KEY, base_url=server.base_url, **options) as client:
                 await client.list_pets()
             await client.aclose()
             with pytest.raises(RuntimeError, match=CLOSED):
                 await client.list_pets()
-            if isinstance(http, httpx.AsyncClient):
-                await http.aclose()
+            if http is not None:
+                await http.close()
 
         asyncio.run(main())
     assert len(server.requests) == 1
@@ -208,17 +208,20 @@ def test_closing_a_copy_leaves_the_original_working(
 
 
 def test_a_user_http_client_is_left_open_and_its_closing_is_noticed(
-    server: FaultServer, make_client: Callable[..., Api], kind: str
+    server: FaultServer,
+    make_client: Callable[..., Api],
+    kind: str,
+    aloop: asyncio.AbstractEventLoop,
 ) -> None:
     server.default = Reply(200, json=[])
-    http = new_http_client(kind)
+    http = new_http_client(kind, aloop)
     api = make_client(server, http_client=http)
     api.list_pets()
     api.close()
-    assert http.is_closed is False
+    assert (http.closed if kind == "aiohttp" else http.is_closed) is False
 
     other = make_client(server, http_client=http)
-    api.run(http.close if isinstance(http, httpx.Client) else http.aclose)
+    close_in(aloop, http)
     with pytest.raises(RuntimeError, match=CLOSED):
         other.list_pets()
     assert len(server.requests) == 1
@@ -253,7 +256,7 @@ def test_aclose_releases_every_connection_and_file_descriptor(
         in_use = open_fds(), server.open_connections
         await client.aclose()
         if http is not None:
-            await http.aclose()
+            await http.close()
         return in_use
 
     fds_in_use, connections_in_use = asyncio.run(main())
