@@ -206,9 +206,10 @@ class AiohttpSender:
         # aiohttp learns that the server closed an idle pooled connection only when its loop
         # reads the socket; after the loop stood still (a sync wrapper running one call at a
         # time, a loop busy with CPU work) it would write the request to the dead connection.
-        # Two turns of the loop let it read the hang-up first: the first runs the socket's
-        # read callback, queued behind this task, which marks the connection closed.
-        await _next_turn(0)
+        # One turn of the loop first runs the socket's read callback, already queued ahead of
+        # this task's next step, which marks the connection closed. (A session with
+        # trust_env=True gets such turns anyway: aiohttp looks up .netrc and the proxy in a
+        # thread.)
         await _next_turn(0)
         timeout = request.timeout
         try:

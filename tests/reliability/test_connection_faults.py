@@ -13,13 +13,22 @@ import select
 import socket
 import time
 from collections.abc import Callable, Iterator
+from typing import Any
 
 import httpx
 import pytest
 
 from animalstore_client import APIConnectionError, APITimeoutError, Pet, PetStatus
 from animalstore_client.testing import FakeAnimalStore
-from tests.reliability.conftest import API_KEY, PET, Api, exception_chain, free_port
+from tests.reliability.conftest import (
+    API_KEY,
+    PET,
+    Api,
+    aiohttp_session,
+    close_in,
+    exception_chain,
+    free_port,
+)
 from tests.reliability.faultserver import (
     Action,
     FaultServer,
@@ -256,3 +265,38 @@ def test_a_post_after_the_server_dropped_an_idle_connection_goes_once_on_a_new_o
     first, second = server.requests
     assert first.connection != second.connection
     assert len(store.pets) == 1
+
+
+@pytest.mark.parametrize("operation", ["create_pet", "list_pets"])
+def test_every_call_after_the_server_closed_an_idle_connection_goes_once_and_succeeds(
+    make_server: Callable[..., FaultServer],
+    make_client: Callable[..., Api],
+    operation: str,
+    kind: str,
+    aloop: asyncio.AbstractEventLoop,
+) -> None:
+    # The shape of a sync wrapper over AsyncClient (one run_until_complete per call) and of a
+    # loop busy elsewhere: between calls nothing runs the client's event loop, and meanwhile
+    # the server closes the idle keep-alive connection.
+    store = FakeAnimalStore(api_keys=[API_KEY])
+    server = make_server(idle_timeout=0.05, default=Forward(store))
+    options: dict[str, Any] = {}
+    if kind == "aiohttp":
+        # Without trust_env: with it, aiohttp looks up .netrc and the proxy in a thread before
+        # every request, which gives the loop the turns that hide the fault.
+        http = aiohttp_session(aloop, trust_env=False)
+        options["http_client"] = http
+    api = make_client(server, max_retries=0, **options)
+
+    for round_ in range(40):
+        if operation == "create_pet":
+            assert api.create_pet(name=f"pet-{round_}", category_id=3).id == round_ + 1
+        else:
+            assert api.list_pets() == []
+        time.sleep(0.15)  # the server's idle timeout passes; its FIN reaches the client
+
+    assert len(server.requests) == 40  # each call went out once
+    assert len({request.connection for request in server.requests}) == 40
+    assert len(store.pets) == (40 if operation == "create_pet" else 0)
+    if kind == "aiohttp":
+        close_in(aloop, http)
