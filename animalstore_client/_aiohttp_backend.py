@@ -64,7 +64,9 @@ def classify(exc: BaseException, request: Request) -> SendFailure:
     """
     failure = next((kind for cls, kind in _FAILURES if isinstance(exc, cls)), Failure.FATAL)
     if isinstance(exc.__cause__, ContentEncodingError):
-        failure = Failure.FATAL  # a body that does not decode arrived whole: sending again won't help
+        failure = (
+            Failure.FATAL
+        )  # a body that does not decode arrived whole: sending again won't help
     if isinstance(exc, aiohttp.ClientResponseError):
         # Its str() is "status, message=..., url=..."; the message is what the parser said.
         detail = f"{type(exc).__name__}: {exc.message}"
@@ -86,7 +88,7 @@ class _AttemptFailed(Exception):
 async def _attempt_once(
     request: aiohttp.ClientRequest, handler: aiohttp.ClientHandlerType
 ) -> aiohttp.ClientResponse:
-    """A client middleware that turns off aiohttp's resend of an idempotent request.
+    """Send once: a client middleware that turns off aiohttp's resend of a GET.
 
     aiohttp sends a GET again, at once, when the connection drops; the SDK counts, spaces
     and logs its retries itself, so that ``max_retries`` is every attempt made. An error that
@@ -133,9 +135,7 @@ class AiohttpAnswer(Answer):
 
     __slots__ = ("_error_response", "_http_headers", "_reason", "_request", "_response", "raw")
 
-    def __init__(
-        self, request: Request, response: aiohttp.ClientResponse, content: bytes
-    ) -> None:
+    def __init__(self, request: Request, response: aiohttp.ClientResponse, content: bytes) -> None:
         self.status_code = response.status
         self.headers = response.headers
         self.content = content

@@ -182,7 +182,7 @@ class _BaseClient:
 
 
 def _default_timeout(timeout: object, http_client: object) -> object:
-    """The timeout a client gets when ``timeout`` is omitted: an httpx ``http_client``'s own."""
+    """Return ``timeout``, or when omitted the httpx ``http_client``'s own, else the default."""
     if not isinstance(timeout, NotGiven):
         return timeout
     if isinstance(http_client, (httpx.Client, httpx.AsyncClient)):
@@ -224,7 +224,6 @@ class Client(_BaseClient):
             pet = client.create_pet(name="Rex", category_id=3)
             pets = client.list_pets(status="available", limit=10)
     """
-
 
     def __init__(
         self,
@@ -268,7 +267,9 @@ class Client(_BaseClient):
         elif isinstance(http_client, httpx.Client):
             pool = BorrowedPool(http_client, SyncHttpxSender(http_client))
         else:
-            raise TypeError(f"http_client must be an httpx.Client, got {type(http_client).__name__}")
+            raise TypeError(
+                f"http_client must be an httpx.Client, got {type(http_client).__name__}"
+            )
         self._configure(
             api_key,
             environment=environment,
@@ -452,7 +453,7 @@ class Client(_BaseClient):
 
 
 class AsyncClient(_BaseClient):
-    """An asynchronous (asyncio) client for the animal store API; safe to share across tasks.
+    """An asynchronous client for the animal store API, on asyncio or trio; task-safe.
 
     Example::
 
@@ -460,7 +461,6 @@ class AsyncClient(_BaseClient):
             pet = await client.create_pet(name="Rex", category_id=3)
             pets = await client.list_pets(status="available", limit=10)
     """
-
 
     def __init__(
         self,

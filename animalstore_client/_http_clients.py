@@ -59,9 +59,7 @@ def _with_defaults(kwargs: dict[str, Any]) -> dict[str, Any]:
 def _default_ssl_context(trust_env: object) -> ssl.SSLContext:
     """Return what ``httpx.create_ssl_context()`` would, made once per set of variables."""
     environ = os.environ
-    key = (
-        (environ.get("SSL_CERT_FILE"), environ.get("SSL_CERT_DIR")) if trust_env else (None, None)
-    )
+    key = (environ.get("SSL_CERT_FILE"), environ.get("SSL_CERT_DIR")) if trust_env else (None, None)
     context = _ssl_contexts.get(key)
     if context is None:
         context = _ssl_contexts[key] = httpx.create_ssl_context(trust_env=bool(trust_env))

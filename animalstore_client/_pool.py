@@ -60,7 +60,9 @@ class BorrowedPool:
     def closed(self) -> bool:
         """Whether the caller closed it."""
         http = self._http
-        return bool(http.is_closed if isinstance(http, (httpx.Client, httpx.AsyncClient)) else http.closed)
+        return bool(
+            http.is_closed if isinstance(http, (httpx.Client, httpx.AsyncClient)) else http.closed
+        )
 
     def current(self) -> Any:
         """Return the sender."""

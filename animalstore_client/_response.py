@@ -210,4 +210,6 @@ def connection_error(failure: SendFailure, request: Request) -> APIConnectionErr
         An ``APITimeoutError`` for a timeout, else an ``APIConnectionError``.
     """
     kind = APITimeoutError if failure.timeout else APIConnectionError
-    return from_source(kind, f"{request.method} {request.full_url} failed: {failure.detail}", failure)
+    return from_source(
+        kind, f"{request.method} {request.full_url} failed: {failure.detail}", failure
+    )

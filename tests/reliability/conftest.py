@@ -2,8 +2,9 @@
 
 Every test that takes ``make_client`` (or ``kind``) runs three times: with a ``Client``, with
 an ``AsyncClient`` on its default (httpx) backend, and with an ``AsyncClient`` on aiohttp
-(``http_client=DefaultAioHttpClient()``, made in the test's loop). Coroutines run on one event loop per test, closed
-(async generators and the default executor included) after the clients.
+(``http_client=DefaultAioHttpClient()``, made in the test's loop). Coroutines run on one
+event loop per test, closed (async generators and the default executor included) after the
+clients.
 """
 
 from __future__ import annotations
@@ -218,8 +219,10 @@ def make_client(kind: str, aloop: asyncio.AbstractEventLoop) -> Iterator[Callabl
         if kind == "aiohttp" and "http_client" not in options:
             options["http_client"] = aiohttp_session(aloop)
             backends.append(options["http_client"])
-        client = Client(**options, base_url=base_url) if kind == "sync" else AsyncClient(
-            **options, base_url=base_url
+        client = (
+            Client(**options, base_url=base_url)
+            if kind == "sync"
+            else AsyncClient(**options, base_url=base_url)
         )
         api = Api(client, aloop, kind)
         made.append(api)

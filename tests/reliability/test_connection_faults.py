@@ -57,7 +57,8 @@ def assert_clean_connection_error(exc: BaseException, error_class: type[Exceptio
     """``exc`` is exactly ``error_class``, and its chain holds no JSON decoding error."""
     assert type(exc) is error_class
     # The library's error is told in the message, never chained (its frames hold the key).
-    assert exc.__cause__ is None and exc.__context__ is None
+    assert exc.__cause__ is None
+    assert exc.__context__ is None
     assert not any(isinstance(e, json.JSONDecodeError) for e in exception_chain(exc))
 
 
@@ -74,7 +75,8 @@ def test_a_stalled_server_times_out_within_the_timeout(
 
     assert 0.45 <= elapsed < 1.5
     assert_clean_connection_error(caught.value, APITimeoutError)
-    assert caught.value.__cause__ is None and caught.value.__context__ is None
+    assert caught.value.__cause__ is None
+    assert caught.value.__context__ is None
     assert len(server.requests) == 1
 
 
@@ -112,7 +114,8 @@ def test_a_refused_port_raises_apiconnectionerror(
         api.invoke(operation)
 
     assert_clean_connection_error(caught.value, APIConnectionError)
-    assert caught.value.__cause__ is None and caught.value.__context__ is None
+    assert caught.value.__cause__ is None
+    assert caught.value.__context__ is None
 
 
 def test_create_pet_is_retried_when_the_connection_was_never_made(
@@ -189,7 +192,8 @@ def test_a_connect_timeout_is_an_apitimeouterror_retried_even_for_a_post(
             api.invoke(operation)
 
     assert_clean_connection_error(caught.value, APITimeoutError)
-    assert caught.value.__cause__ is None and caught.value.__context__ is None
+    assert caught.value.__cause__ is None
+    assert caught.value.__context__ is None
     assert len(sleeps) == 1  # nothing left, so even create_pet may go again
     assert time.monotonic() - started < 0.2 * 2 + 1.0
 
@@ -230,7 +234,8 @@ def test_a_get_that_always_hangs_up_fails_after_its_retries(
         api.list_pets()
 
     assert_clean_connection_error(caught.value, APIConnectionError)
-    assert caught.value.__cause__ is None and caught.value.__context__ is None
+    assert caught.value.__cause__ is None
+    assert caught.value.__context__ is None
     assert len(server.requests) == 3
     assert len(sleeps) == 2
 

@@ -336,8 +336,10 @@ def test_the_gate_works_in_one_event_loop_after_another() -> None:
 def test_with_a_transport_of_its_own_no_request_waits_in_the_client() -> None:
     transport = httpx.MockTransport(lambda request: httpx.Response(200))
     http = DefaultAsyncHttpxClient(transport=transport)
-    assert http._gate is None  # type: ignore[attr-defined]
-    assert DefaultAsyncHttpxClient()._gate.size == 200  # type: ignore[attr-defined]
+    assert http._gate is None
+    gate = DefaultAsyncHttpxClient()._gate
+    assert gate is not None
+    assert gate.size == 200
 
 
 # -- without the extra ---------------------------------------------------------------------------

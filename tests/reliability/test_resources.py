@@ -16,7 +16,6 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-import httpx
 import pytest
 
 from animalstore_client import AsyncClient, Client, DefaultAioHttpClient, Pet

@@ -29,10 +29,10 @@ from tests.reliability.conftest import (
     API_KEY,
     PET,
     Api,
+    close_in,
     error_body,
     exception_chain,
     free_port,
-    close_in,
     new_http_client,
 )
 from tests.reliability.faultserver import Action, FaultServer, Hangup, Raw, Reply, Reset

@@ -1,0 +1,173 @@
+"""AsyncClient under trio (``trio.run`` and anyio's trio backend) on its httpx backend, over
+real sockets: calls, retries and their waits, the connection gate; and aiohttp, which needs
+asyncio, refused with a clear error.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import anyio
+import httpx
+import pytest
+import trio
+
+from animalstore_client import (
+    AsyncClient,
+    DefaultAioHttpClient,
+    DefaultAsyncHttpxClient,
+    Pet,
+)
+from animalstore_client.testing import FakeAnimalStore
+from tests.reliability.faultserver import Action, FaultServer, Hangup, Reply
+
+KEY = "sk-trio-SECRET-1c2d"
+
+
+def test_the_sdks_own_pool_works_under_trio_run() -> None:
+    store = FakeAnimalStore(api_keys=[KEY])
+
+    async def main(url: str) -> tuple[Pet, list[Pet]]:
+        async with AsyncClient(api_key=KEY, base_url=url) as client:
+            created = await client.create_pet(name="Rex", category_id=3, status="available")
+            return created, await client.list_pets(status="available")
+
+    with store.serve() as url:
+        created, listed = trio.run(main, url)
+
+    assert created == Pet(id=1, name="Rex", category_id=3, status="available")
+    assert listed == [created]
+
+
+def test_a_client_used_in_one_trio_run_after_another_opens_a_pool_in_each() -> None:
+    store = FakeAnimalStore(api_keys=[KEY])
+    with store.serve() as url:
+        client = AsyncClient(api_key=KEY, base_url=url)
+
+        async def call() -> list[Pet]:
+            return await client.list_pets()
+
+        assert trio.run(call) == []
+        assert trio.run(call) == []  # a pool bound to the first run would fail here
+        trio.run(client.aclose)
+
+
+@pytest.mark.parametrize("backend", ["asyncio", "trio"])
+def test_retries_wait_the_running_librarys_way(backend: str) -> None:
+    with FaultServer() as server:
+        server.script(
+            Reply(
+                503,
+                json={"code": "busy", "message": "busy", "status": 503},
+                headers={"Retry-After": "0.2"},
+            ),
+            Reply(200, json=[]),
+        )
+
+        async def main() -> tuple[list[Pet], float]:
+            async with AsyncClient(api_key=KEY, base_url=server.base_url) as client:
+                started = anyio.current_time()
+                pets = await client.list_pets()
+                return pets, anyio.current_time() - started
+
+        pets, took = anyio.run(main, backend=backend)
+
+        assert pets == []
+        assert len(server.requests) == 2
+        assert took >= 0.2  # the Retry-After wait was slept, not skipped
+
+
+@pytest.mark.parametrize("backend", ["asyncio", "trio"])
+def test_the_gate_holds_calls_beyond_twice_the_pool_and_lets_all_through(backend: str) -> None:
+    with FaultServer(default=Reply(200, json=[], delay=0.05)) as server:
+
+        async def main() -> list[list[Pet]]:
+            results: list[list[Pet]] = []
+            async with (
+                DefaultAsyncHttpxClient(limits=httpx.Limits(max_connections=1)) as http,
+                AsyncClient(api_key=KEY, base_url=server.base_url, http_client=http) as client,
+            ):
+
+                async def one() -> None:
+                    results.append(await client.list_pets())
+
+                async with anyio.create_task_group() as group:
+                    for _ in range(6):
+                        group.start_soon(one)
+            return results
+
+        assert anyio.run(main, backend=backend) == [[]] * 6
+        assert len(server.requests) == 6
+        assert len({request.connection for request in server.requests}) == 1
+
+
+@pytest.mark.parametrize("backend", ["asyncio", "trio"])
+@pytest.mark.parametrize("ending", ["fails", "times-out", "is-cancelled"])
+def test_a_call_that_ends_badly_gives_its_gate_slot_back(backend: str, ending: str) -> None:
+    # One connection: a gate of two places. Three calls that end badly, then three that must
+    # still get in within the pool timeout: a call that kept its place would leave none.
+    endings: dict[str, Action] = {
+        "fails": Hangup(),
+        "times-out": Reply(200, json=[], delay=1.0),
+        "is-cancelled": Reply(200, json=[], delay=1.0),
+    }
+    bad = endings[ending]
+    with FaultServer() as server:
+        server.script(bad, bad, bad)
+        server.default = Reply(200, json=[])
+
+        async def main() -> list[Any]:
+            outcomes: list[Any] = []
+            async with (
+                DefaultAsyncHttpxClient(
+                    limits=httpx.Limits(max_connections=1), timeout=httpx.Timeout(5.0, pool=0.5)
+                ) as http,
+                AsyncClient(
+                    api_key=KEY, base_url=server.base_url, http_client=http, max_retries=0
+                ) as client,
+            ):
+                for _ in range(3):
+                    if ending == "is-cancelled":
+                        with anyio.move_on_after(0.1):
+                            await client.list_pets()
+                        outcomes.append("cancelled")
+                        continue
+                    try:
+                        await client.list_pets(timeout=0.1 if ending == "times-out" else 5.0)
+                    except Exception as exc:
+                        outcomes.append(type(exc).__name__)
+                for _ in range(3):
+                    outcomes.append(await client.list_pets())
+            return outcomes
+
+        outcomes = anyio.run(main, backend=backend)
+
+    assert outcomes[3:] == [[], [], []]
+    expected = {
+        "fails": "APIConnectionError",
+        "times-out": "APITimeoutError",
+        "is-cancelled": "cancelled",
+    }[ending]
+    assert outcomes[:3] == [expected] * 3
+
+
+def test_aiohttp_under_trio_is_refused_saying_why() -> None:
+    loop = asyncio.new_event_loop()
+
+    async def make() -> Any:
+        return DefaultAioHttpClient()
+
+    session = loop.run_until_complete(make())
+
+    async def main() -> None:
+        AsyncClient(api_key=KEY, base_url="http://127.0.0.1:9/v1", http_client=session)
+
+    with pytest.raises(RuntimeError) as caught:
+        trio.run(main)
+    loop.run_until_complete(session.close())
+    loop.close()
+
+    assert str(caught.value).startswith(
+        "an AsyncClient on aiohttp needs asyncio: aiohttp does not run under trio."
+    )
