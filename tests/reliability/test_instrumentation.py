@@ -1,0 +1,126 @@
+"""What users plug into their HTTP library sees every call the SDK makes, over real sockets:
+httpx's event hooks and a class-level patch of ``send`` (what tracing integrations such as
+Sentry's install), and aiohttp's ``TraceConfig`` (what OpenTelemetry's aiohttp-client
+instrumentation installs).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import httpx
+import pytest
+
+from animalstore_client import AsyncClient, Client, DefaultAioHttpClient
+from tests.reliability.conftest import API_KEY, PET
+from tests.reliability.faultserver import FaultServer, Reply
+
+CALLS = 3
+
+
+def three_calls() -> list[Reply]:
+    return [Reply(200, json=[PET]), Reply(201, json=PET), Reply(200, json=[PET])]
+
+
+@pytest.mark.parametrize("kind", ["sync", "async"])
+@pytest.mark.parametrize("pool", ["own", "passed-in"])
+def test_a_class_level_patch_of_send_sees_every_call(
+    server: FaultServer, monkeypatch: pytest.MonkeyPatch, kind: str, pool: str
+) -> None:
+    server.script(*three_calls())
+    seen: list[str] = []
+    if kind == "sync":
+        original = httpx.Client.send
+
+        def patched(self: httpx.Client, request: httpx.Request, **kwargs: Any) -> httpx.Response:
+            seen.append(f"{request.method} {request.url.path}")
+            return original(self, request, **kwargs)
+
+        monkeypatch.setattr(httpx.Client, "send", patched)
+        http = httpx.Client() if pool == "passed-in" else None
+        with Client(api_key=API_KEY, base_url=server.base_url, http_client=http) as client:
+            client.list_pets()
+            client.create_pet(name="Rex", category_id=3)
+            client.list_pets()
+        if http is not None:
+            http.close()
+    else:
+        async_original = httpx.AsyncClient.send
+
+        async def async_patched(
+            self: httpx.AsyncClient, request: httpx.Request, **kwargs: Any
+        ) -> httpx.Response:
+            seen.append(f"{request.method} {request.url.path}")
+            return await async_original(self, request, **kwargs)
+
+        monkeypatch.setattr(httpx.AsyncClient, "send", async_patched)
+
+        async def main() -> None:
+            http = httpx.AsyncClient() if pool == "passed-in" else None
+            async with AsyncClient(
+                api_key=API_KEY, base_url=server.base_url, http_client=http
+            ) as client:
+                await client.list_pets()
+                await client.create_pet(name="Rex", category_id=3)
+                await client.list_pets()
+            if http is not None:
+                await http.aclose()
+
+        asyncio.run(main())
+
+    assert seen == ["GET /v1/pets", "POST /v1/pets", "GET /v1/pets"]
+    assert len(server.requests) == CALLS
+
+
+def test_event_hooks_of_a_users_httpx_client_see_every_call_and_answer(
+    server: FaultServer,
+) -> None:
+    server.script(*three_calls())
+    requests: list[str] = []
+    statuses: list[int] = []
+    http = httpx.Client(
+        event_hooks={
+            "request": [lambda request: requests.append(request.headers["authorization"])],
+            "response": [lambda response: statuses.append(response.status_code)],
+        }
+    )
+    with http, Client(api_key=API_KEY, base_url=server.base_url, http_client=http) as client:
+        client.list_pets()
+        client.create_pet(name="Rex", category_id=3)
+        client.list_pets()
+
+    assert requests == [f"Bearer {API_KEY}"] * CALLS
+    assert statuses == [200, 201, 200]
+
+
+def test_aiohttps_tracing_sees_every_call_and_its_headers(server: FaultServer) -> None:
+    import aiohttp
+
+    server.script(*three_calls())
+    started: list[tuple[str, str]] = []
+    ended: list[int] = []
+
+    async def on_start(_: Any, __: Any, params: aiohttp.TraceRequestStartParams) -> None:
+        started.append((params.method, params.url.path))
+
+    async def on_end(_: Any, __: Any, params: aiohttp.TraceRequestEndParams) -> None:
+        ended.append(params.response.status)
+
+    trace = aiohttp.TraceConfig()
+    trace.on_request_start.append(on_start)
+    trace.on_request_end.append(on_end)
+
+    async def main() -> None:
+        async with (
+            DefaultAioHttpClient(trace_configs=[trace]) as http,
+            AsyncClient(api_key=API_KEY, base_url=server.base_url, http_client=http) as client,
+        ):
+            await client.list_pets()
+            await client.create_pet(name="Rex", category_id=3)
+            await client.list_pets()
+
+    asyncio.run(main())
+
+    assert started == [("GET", "/v1/pets"), ("POST", "/v1/pets"), ("GET", "/v1/pets")]
+    assert ended == [200, 201, 200]
