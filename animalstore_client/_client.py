@@ -200,9 +200,7 @@ def _async_pool(http_client: object) -> AsyncPool | BorrowedPool:
     if http_client is None:
         return AsyncPool()
     if isinstance(http_client, httpx.AsyncClient):
-        from animalstore_client._eventloop import sleep
-
-        return BorrowedPool(http_client, AsyncHttpxSender(http_client, sleep))
+        return BorrowedPool(http_client, AsyncHttpxSender(http_client))
     aiohttp = sys.modules.get("aiohttp")  # not imported here: if it is not loaded, it is not one
     if aiohttp is not None and isinstance(http_client, aiohttp.ClientSession):
         refuse_trio("an AsyncClient on aiohttp")

@@ -9,10 +9,10 @@ here and then dropped: see ``_wire``.
 from __future__ import annotations
 
 import sys
-from typing import TYPE_CHECKING
 
 import httpx
 
+from animalstore_client._eventloop import sleep
 from animalstore_client._wire import (
     Answer,
     Failure,
@@ -21,9 +21,6 @@ from animalstore_client._wire import (
     redacted_request,
     response_view,
 )
-
-if TYPE_CHECKING:
-    from collections.abc import Awaitable, Callable
 
 __all__ = ["AsyncHttpxSender", "HttpxAnswer", "SyncHttpxSender", "classify", "to_httpx"]
 
@@ -177,14 +174,15 @@ class AsyncHttpxSender:
 
     Args:
         http: the client.
-        sleep: the running library's sleep, for the waits between attempts.
     """
 
-    __slots__ = ("http", "sleep")
+    __slots__ = ("http",)
 
-    def __init__(self, http: httpx.AsyncClient, sleep: Callable[[float], Awaitable[None]]) -> None:
+    #: Waits between attempts the running library's way.
+    sleep = staticmethod(sleep)
+
+    def __init__(self, http: httpx.AsyncClient) -> None:
         self.http = http
-        self.sleep = sleep
 
     async def send(self, request: Request) -> Answer | SendFailure:
         """Send one attempt and read its answer in full.

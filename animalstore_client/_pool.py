@@ -151,7 +151,7 @@ class AsyncPool:
         await guard.__anext__()
         # The previous loop's pool is left to that loop: dropping its guard lets that loop
         # close it if it still runs.
-        sender = AsyncHttpxSender(http, _eventloop.sleep)
+        sender = AsyncHttpxSender(http)
         self.sender, self._loop, self._guard = sender, _eventloop.current_loop(), guard
         return sender
 
