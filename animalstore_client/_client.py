@@ -190,6 +190,19 @@ def _default_timeout(timeout: object, http_client: object) -> object:
     return DEFAULT_TIMEOUT
 
 
+def _sync_pool(http_client: object) -> SyncPool | BorrowedPool:
+    """Return the pool for a ``Client`` given ``http_client``.
+
+    Raises:
+        TypeError: ``http_client`` is not an ``httpx.Client``.
+    """
+    if http_client is None:
+        return SyncPool()
+    if isinstance(http_client, httpx.Client):
+        return BorrowedPool(http_client, SyncHttpxSender(http_client))
+    raise TypeError(f"http_client must be an httpx.Client, got {type(http_client).__name__}")
+
+
 def _async_pool(http_client: object) -> AsyncPool | BorrowedPool:
     """Return the pool for an ``AsyncClient`` given ``http_client``.
 
@@ -260,14 +273,6 @@ class Client(_BaseClient):
                 ``base_url``, a negative ``max_retries``, or ``Authorization`` or
                 ``Idempotency-Key`` in ``default_headers``.
         """
-        if http_client is None:
-            pool: SyncPool | BorrowedPool = SyncPool()
-        elif isinstance(http_client, httpx.Client):
-            pool = BorrowedPool(http_client, SyncHttpxSender(http_client))
-        else:
-            raise TypeError(
-                f"http_client must be an httpx.Client, got {type(http_client).__name__}"
-            )
         self._configure(
             api_key,
             environment=environment,
@@ -275,7 +280,7 @@ class Client(_BaseClient):
             timeout=_default_timeout(timeout, http_client),
             max_retries=max_retries,
             default_headers=default_headers,
-            pool=pool,
+            pool=_sync_pool(http_client),
         )
 
     def list_pets(
