@@ -150,9 +150,15 @@ def DefaultAioHttpClient(**kwargs: Any) -> aiohttp.ClientSession:
     It needs the ``aiohttp`` extra (``pip install 'animalstore-client[aiohttp]'``) and asyncio:
     aiohttp does not run under trio. The defaults: the timeouts of ``DEFAULT_TIMEOUT`` (aiohttp
     has no write timeout), a ``TCPConnector`` sized by ``DEFAULT_CONNECTION_LIMITS``, proxies
-    and ``.netrc`` from the environment (``trust_env=True``), and a middleware that turns off
-    aiohttp's own resend of a GET after a dropped connection, so that ``max_retries`` counts
-    every attempt. A session you build yourself works too, without that last default.
+    from the environment, and a middleware that turns off aiohttp's own resend of a GET after a
+    dropped connection, so that ``max_retries`` counts every attempt. A session you build
+    yourself works too, without that last default.
+
+    Proxies: when any proxy variable (``HTTP_PROXY``, ``HTTPS_PROXY``, ``ALL_PROXY``) is set as
+    it is called, the session gets ``trust_env=True``, and aiohttp then looks up the proxy (with
+    ``NO_PROXY``) and ``.netrc`` in a thread before every request, which halves the calls a
+    second with 1,000 in flight; when none is set, ``trust_env=False``. Pass ``trust_env=`` to
+    choose.
 
     Args:
         **kwargs: any ``aiohttp.ClientSession`` argument; each one given replaces the SDK's

@@ -233,13 +233,9 @@ async def _sdk_default(url: str, api_key: str, calls: int = ASYNC_CALLS) -> list
         return await _gather(lambda: sdk.list_pets(limit=LIMIT), calls)
 
 
-async def _raw_httpx(
-    url: str, api_key: str, calls: int = ASYNC_CALLS, *, on_aiohttp: bool = False
-) -> list[object]:
+async def _raw_httpx(url: str, api_key: str, calls: int = ASYNC_CALLS) -> list[object]:
     headers = _headers(api_key)
-    async with (
-        DefaultAioHttpClient() if on_aiohttp else httpx.AsyncClient(timeout=DEFAULT_TIMEOUT)
-    ) as http:
+    async with httpx.AsyncClient(timeout=DEFAULT_TIMEOUT) as http:
 
         async def one() -> object:
             response = await http.get(f"{url}/pets", params={"limit": LIMIT}, headers=headers)
@@ -247,11 +243,6 @@ async def _raw_httpx(
             return _pets(json.loads(response.content))
 
         return await _gather(one, calls)
-
-
-async def _raw_httpx_on_aiohttp(url: str, api_key: str, calls: int = ASYNC_CALLS) -> list[object]:
-    # What any httpx user gets on the same transport: where the SDK's own share ends.
-    return await _raw_httpx(url, api_key, calls, on_aiohttp=True)
 
 
 def _threaded(call: Callable[[], object]) -> int:
@@ -292,7 +283,6 @@ _ASYNC: dict[str, Callable[[str, str, int], Coroutine[Any, Any, list[object]]]] 
     "sdk aiohttp": _sdk_aiohttp,
     "raw aiohttp typed": _raw_aiohttp,
     "raw aiohttp dicts": _raw_aiohttp_dicts,
-    "raw httpx-on-aiohttp typed": _raw_httpx_on_aiohttp,
     "sdk default": _sdk_default,
     "raw httpx typed": _raw_httpx,
 }
@@ -371,9 +361,6 @@ def concurrent_async(rounds: int, api_key: str, *, memory: bool = True) -> list[
     return [
         versus("sdk aiohttp", "raw aiohttp typed", "aiohttp typed", 0.9),
         versus("sdk aiohttp", "raw aiohttp dicts", "aiohttp dicts", None),
-        # The same target as cases 1 to 4, where the SDK and the raw client share one httpx
-        # client too: what the SDK adds on top of it (recipe, retries, cattrs) may cost 5%.
-        versus("sdk aiohttp", "raw httpx-on-aiohttp typed", "httpx on aiohttp typed", 1 / 1.05),
         versus("sdk default", "raw httpx typed", "httpx typed", 1.0),
     ]
 

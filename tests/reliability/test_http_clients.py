@@ -114,10 +114,14 @@ def test_a_factory_applies_the_sdks_timeout_and_lets_any_argument_replace_a_defa
     assert type(default) is FACTORIES[name]  # a class users can subclass and check
 
 
-def test_default_aiohttp_client_is_a_session_with_the_sdks_defaults_and_any_can_be_replaced() -> (
-    None
-):
+def test_default_aiohttp_client_is_a_session_with_the_sdks_defaults_and_any_can_be_replaced(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     import aiohttp
+
+    for variable in ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY"):
+        monkeypatch.delenv(variable, raising=False)
+        monkeypatch.delenv(variable.lower(), raising=False)
 
     async def made() -> tuple[aiohttp.ClientSession, aiohttp.ClientSession, Any]:
         default = DefaultAioHttpClient()
@@ -137,11 +141,15 @@ def test_default_aiohttp_client_is_a_session_with_the_sdks_defaults_and_any_can_
         sock_connect=DEFAULT_TIMEOUT.connect,
         sock_read=DEFAULT_TIMEOUT.read,
     )
-    assert default.trust_env is True
+    assert default.trust_env is False  # no proxy is set: no lookup before every request
     assert isinstance(connector, aiohttp.TCPConnector)
     assert connector.limit == DEFAULT_CONNECTION_LIMITS.max_connections
     assert tweaked.timeout == aiohttp.ClientTimeout(total=2.5)
     assert tweaked.headers["x-team"] == "pets"
+
+    monkeypatch.setenv("HTTPS_PROXY", "http://127.0.0.1:9")
+    proxied, _, _ = asyncio.run(made())
+    assert proxied.trust_env is True  # aiohttp reads the proxy variables only then
 
 
 def test_default_aiohttp_client_outside_a_loop_or_under_trio_says_why() -> None:
