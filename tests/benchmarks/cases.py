@@ -354,24 +354,6 @@ def import_cost(settings: Settings) -> tuple[list[Comparison], dict[str, int]]:
     return results, {"sdk_kib": peaks[sdk], "baseline_kib": peaks[base]}
 
 
-#: Targets known to be missed, by the start of their case and baseline, with why. Such a miss is
-#: still reported as a miss; it does not fail --check while the issue it needs stays open.
-KNOWN_MISSES: dict[tuple[str, str], str] = {
-    ("7. ", "aiohttp typed"): (
-        "issue 10 is blocked on it: about 0.85x to 0.97x, the rest being the cost of the "
-        "httpx.Request/httpx.Response objects and cattrs structuring (README, Performance)"
-    ),
-}
-
-
-def known_miss(comparison: Comparison) -> str | None:
-    """Return why ``comparison``'s target is known to be missed, or ``None``."""
-    for (case, baseline), reason in KNOWN_MISSES.items():
-        if comparison.case.startswith(case) and comparison.baseline == baseline:
-            return reason
-    return None
-
-
 @frozen
 class Verdict:
     """What a run showed against the targets."""
@@ -428,14 +410,13 @@ def run_all(settings: Settings, report: Callable[[str], None]) -> Verdict:
         f"{c.case} vs {c.baseline}: median {c.ratio:.3f}x, target <= {c.target:.3f}x "
         + ("(beyond the noise: even the first quartile misses)" if c.verdict == "MISSED" else
            f"(within the noise: first quartile {c.spread[0]:.3f}x)")
-        + (f"; a known miss, not failing --check: {known_miss(c)}" if known_miss(c) else "")
         for c in comparisons
         if c.target is not None and c.verdict != "ok"
     ]  # fmt: skip
     return Verdict(
         misses=(*hard_misses.values(), *ratio_misses),
         beyond_noise=frozenset(hard_misses).union(
-            f"{c.case} vs {c.baseline}" for c in comparisons if not c.passed and not known_miss(c)
+            f"{c.case} vs {c.baseline}" for c in comparisons if not c.passed
         ),
     )
 
