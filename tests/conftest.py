@@ -13,12 +13,19 @@ from typing import IO, Any
 
 import pytest
 import respx
+from hypothesis import settings
 
 from animalstore_client import AsyncClient, Client
 
 ENV_VARIABLES = ("ANIMALSTORE_API_KEY", "ANIMALSTORE_BASE_URL", "ANIMALSTORE_LOG")
 BASE_URL = "https://api.test/v1"
 API_KEY = "test-key-0123456789"
+
+# Each @given test states its settings; this covers one added without: on a busy 2-core machine
+# an example can take longer than Hypothesis's default deadline (200 ms) through no fault of the
+# code, and no property here is about time.
+settings.register_profile("animalstore", deadline=None)
+settings.load_profile("animalstore")
 
 
 @pytest.fixture(autouse=True)

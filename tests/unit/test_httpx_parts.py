@@ -10,7 +10,7 @@ from typing import Any
 
 import httpx
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from animalstore_client._httpx_parts import RequestTemplate, response_from
@@ -47,6 +47,7 @@ def response_state(response: httpx.Response) -> dict[str, Any]:
     }
 
 
+@settings(max_examples=100, deadline=None, database=None)
 @given(
     method=st.sampled_from(["GET", "get", "DELETE", "HEAD"]),
     path=st.text("abc/-_.~%20", max_size=12),
@@ -95,6 +96,7 @@ RAW_HEADERS = st.lists(
 )
 
 
+@settings(max_examples=100, deadline=None, database=None)
 @given(
     status=st.integers(100, 599),
     raw_headers=RAW_HEADERS,
