@@ -47,12 +47,18 @@ def check_int(argument: str, value: object, low: int = INT64_MIN, high: int = IN
 
     Raises:
         TypeError: ``value`` is not an integer (a ``float`` or ``str`` is not one), or is a
-            ``bool``.
+            ``bool`` or another library's boolean (``numpy.bool_``).
         ValueError: ``value`` is outside ``low..high``.
     """
     if isinstance(value, bool):
         raise TypeError(f"{argument} must be an int, got bool {value!r}")
     if not isinstance(value, int):
+        if _is_boolean(value):
+            # Refused before operator.index: numpy < 2.3 still converts numpy.True_ to 1 (with
+            # only a DeprecationWarning), which would send `limit=1` for a mask value.
+            raise TypeError(
+                f"{argument} must be an int, got {type(value).__name__} {_shown(value)}"
+            )
         try:
             value = operator.index(value)  # type: ignore[arg-type]
         except TypeError:
@@ -65,6 +71,18 @@ def check_int(argument: str, value: object, low: int = INT64_MIN, high: int = IN
     if not low <= value <= high:
         raise ValueError(f"{argument} must be between {low} and {high}, got {_shown_int(value)}")
     return value
+
+
+def _is_boolean(value: object) -> bool:
+    """Whether ``value`` is another library's boolean: ``numpy.bool_``, a 0-d bool array.
+
+    Recognised by the array protocol's type code, ``dtype.kind == "b"``, which numpy, pandas,
+    CuPy and JAX scalars share; none of them subclasses ``bool``.
+    """
+    try:
+        return getattr(getattr(value, "dtype", None), "kind", None) == "b"
+    except Exception:  # a hostile property is no reason to accept the value
+        return False
 
 
 def check_str(argument: str, value: object) -> str:

@@ -6,18 +6,26 @@ import asyncio
 import inspect
 import os
 import selectors
+import signal
 import time
 from collections.abc import Callable, Iterator
 from typing import IO, Any
 
 import pytest
 import respx
+from hypothesis import settings
 
 from animalstore_client import AsyncClient, Client
 
 ENV_VARIABLES = ("ANIMALSTORE_API_KEY", "ANIMALSTORE_BASE_URL", "ANIMALSTORE_LOG")
 BASE_URL = "https://api.test/v1"
 API_KEY = "test-key-0123456789"
+
+# Each @given test states its settings; this covers one added without: on a busy 2-core machine
+# an example can take longer than Hypothesis's default deadline (200 ms) through no fault of the
+# code, and no property here is about time.
+settings.register_profile("animalstore", deadline=None)
+settings.load_profile("animalstore")
 
 
 @pytest.fixture(autouse=True)
@@ -128,3 +136,16 @@ def read_lines(stream: IO[bytes], count: int, timeout: float) -> list[str]:
                 raise EOFError(f"the process exited after printing {received!r}")
             received += chunk
     return received.decode().splitlines()[:count]
+
+
+def sigint_as_in_a_terminal() -> None:
+    """``preexec_fn`` for a child that a test stops with SIGINT, as Ctrl-C in a terminal would.
+
+    A non-interactive shell starts a background job (``pytest ... &``) with SIGINT ignored, so
+    that Ctrl-C at the terminal reaches only the foreground job; an exec keeps an ignored signal
+    ignored, and Python then installs no KeyboardInterrupt handler. The programs under test are
+    right to keep it so (as Python does); a terminal's foreground job, which these tests play,
+    starts with the default action, which this restores in the child, just before the exec.
+    ``restore_signals`` does not: it resets only SIGPIPE, SIGXFZ and SIGXFSZ.
+    """
+    signal.signal(signal.SIGINT, signal.SIG_DFL)

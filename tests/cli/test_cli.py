@@ -25,7 +25,7 @@ import pytest
 
 from animalstore_client import PetStatusLiteral, __version__
 from animalstore_client.testing import FakeAnimalStore
-from tests.conftest import read_lines
+from tests.conftest import read_lines, sigint_as_in_a_terminal
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
@@ -604,6 +604,7 @@ def test_ctrl_c_exits_130_without_a_traceback(silent_listener: socket.socket) ->
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         env=environment(url_of(silent_listener), KEY),
+        preexec_fn=sigint_as_in_a_terminal,
     )
     try:
         silent_listener.settimeout(TIMEOUT)
@@ -706,6 +707,7 @@ def test_mock_server_serves_the_commands_until_ctrl_c() -> None:
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         env=environment(None, KEY),  # the user's own key is neither used nor shown
+        preexec_fn=sigint_as_in_a_terminal,
     )
     try:
         assert process.stdout is not None

@@ -24,7 +24,7 @@ from pathlib import Path
 import attrs
 import pytest
 
-from tests.conftest import read_lines
+from tests.conftest import read_lines, sigint_as_in_a_terminal
 from tests.examples.test_examples import REPO_ROOT, example_env
 
 README = REPO_ROOT / "README.md"
@@ -94,6 +94,7 @@ def mock_server() -> Iterator[MockServer]:
         env=env,
         stdout=subprocess.PIPE,
         stderr=subprocess.DEVNULL,
+        preexec_fn=sigint_as_in_a_terminal,
     )
     try:
         assert server.stdout is not None

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterator
+import warnings
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import httpx
@@ -78,6 +79,33 @@ def test_bool_float_and_str_stay_type_errors(
     with pytest.raises(TypeError, match=rf"^category_id must be an int, got {type_name}\b"):
         api.create_pet(name="Rex", category_id=value)
     assert store.requests == []
+
+
+@pytest.mark.parametrize("argument", ["limit", "category_id", "pet_id", "max_retries"])
+@pytest.mark.parametrize("value", [np.True_, np.False_, np.array(True)], ids=repr)
+def test_numpy_booleans_are_refused_where_deprecation_warnings_are_hidden(
+    api: Api, store: FakeAnimalStore, argument: str, value: Any
+) -> None:
+    # numpy 2.2 (the newest for Python 3.10) still converts numpy.True_ to the index 1, with
+    # only a DeprecationWarning, which Python hides by default: a mask value taken for a
+    # number would be sent as `limit=1` or `pets/1`.
+    expected = f"{argument} must be an int, got {type(value).__name__} {value!r}"
+    calls: dict[str, Callable[[], object]] = {
+        "limit": lambda: api.list_pets(limit=value),
+        "category_id": lambda: api.create_pet(name="Rex", category_id=value),
+        "pet_id": lambda: api.get_pet(value),
+        "max_retries": lambda: api.target.with_options(max_retries=value),
+    }
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)
+        with pytest.raises(TypeError) as excinfo:
+            calls[argument]()
+    assert str(excinfo.value) == expected
+    assert store.requests == []
+    if argument == "max_retries":
+        with pytest.raises(TypeError) as excinfo:
+            type(api.target)(api_key="k", base_url="http://h/v1", max_retries=value)
+        assert str(excinfo.value) == expected
 
 
 @pytest.mark.parametrize(

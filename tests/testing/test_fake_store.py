@@ -22,7 +22,7 @@ import pytest
 from animalstore_client import PetStatusLiteral
 from animalstore_client._models import Pet, PetStatus
 from animalstore_client.testing import FakeAnimalStore, RecordedRequest
-from tests.conftest import read_lines
+from tests.conftest import read_lines, sigint_as_in_a_terminal
 
 KEY = "test-key"
 AUTH = {"Authorization": f"Bearer {KEY}"}
@@ -731,6 +731,7 @@ def test_the_command_line_serves_until_sigint() -> None:
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         env=env,
+        preexec_fn=sigint_as_in_a_terminal,
     )
     try:
         assert process.stdout is not None

@@ -13,7 +13,7 @@ from datetime import datetime, timezone
 import httpx
 import pytest
 import respx
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from animalstore_client import AsyncClient, Client, NotFoundError, Pet
@@ -325,6 +325,7 @@ header_values = st.text(
 )
 
 
+@settings(max_examples=100, deadline=None, database=None)
 @given(deprecation=header_values, sunset=header_values, link=header_values)
 def test_no_header_value_makes_the_parsers_raise(deprecation: str, sunset: str, link: str) -> None:
     # As h11 would hand them over: any byte a header value may hold, decoded as httpx does.
@@ -342,6 +343,7 @@ def test_no_header_value_makes_the_parsers_raise(deprecation: str, sunset: str, 
     assert message is None or message.startswith("GET /pets ")
 
 
+@settings(max_examples=100, deadline=None, database=None)
 @given(st.integers(min_value=-(10**15) + 1, max_value=10**15 - 1))
 def test_every_structured_field_date_parses_or_is_ignored(seconds: int) -> None:
     date = deprecation_date(httpx.Headers({"Deprecation": f"@{seconds}"}))
@@ -350,6 +352,7 @@ def test_every_structured_field_date_parses_or_is_ignored(seconds: int) -> None:
         assert int(date.timestamp()) == seconds
 
 
+@settings(max_examples=100, deadline=None, database=None)
 @given(
     status=st.integers(min_value=200, max_value=599),
     deprecation=st.none() | header_values | st.integers(-(10**16), 10**16).map(lambda n: f"@{n}"),

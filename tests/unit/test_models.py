@@ -349,7 +349,7 @@ FIELDS: dict[str, tuple[str, Any]] = {
 }
 
 
-@settings(database=None)
+@settings(max_examples=100, deadline=None, database=None)
 @given(pets)
 def test_any_valid_pet_round_trips(pet: Pet) -> None:
     wire = pet.to_dict()
@@ -357,7 +357,7 @@ def test_any_valid_pet_round_trips(pet: Pet) -> None:
     assert ("status" in wire) is (pet.status is not None)
 
 
-@settings(database=None)
+@settings(max_examples=100, deadline=None, database=None)
 @given(st.sampled_from(sorted(FIELDS)), json_values)
 def test_any_json_value_in_a_field_parses_or_raises_value_error(field: str, value: object) -> None:
     attribute, acceptable = FIELDS[field]
