@@ -1,7 +1,7 @@
 """What users plug into their HTTP library sees every call the SDK makes, over real sockets:
-httpx's event hooks and a class-level patch of ``send`` (what tracing integrations such as
-Sentry's install), and aiohttp's ``TraceConfig`` (what OpenTelemetry's aiohttp-client
-instrumentation installs).
+httpx's event hooks, a class-level patch of ``send`` (what tracing integrations such as
+Sentry's install) and OpenTelemetry's ``HTTPXClientInstrumentor.instrument_client``; aiohttp's
+``TraceConfig`` and OpenTelemetry's aiohttp-client instrumentation (which is one).
 """
 
 from __future__ import annotations
@@ -124,3 +124,78 @@ def test_aiohttps_tracing_sees_every_call_and_its_headers(server: FaultServer) -
 
     assert started == [("GET", "/v1/pets"), ("POST", "/v1/pets"), ("GET", "/v1/pets")]
     assert ended == [200, 201, 200]
+
+
+def _tracer() -> tuple[Any, Any]:
+    """An OpenTelemetry tracer provider that keeps its finished spans in memory."""
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+    from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+    exporter = InMemorySpanExporter()
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    return provider, exporter
+
+
+@pytest.mark.parametrize("kind", ["sync", "async"])
+def test_opentelemetry_instrument_client_traces_every_call_on_httpx(
+    server: FaultServer, kind: str
+) -> None:
+    from opentelemetry.instrumentation.httpx import HTTPXClientInstrumentor
+
+    from animalstore_client import DefaultAsyncHttpxClient, DefaultHttpxClient
+
+    server.script(*three_calls())
+    provider, exporter = _tracer()
+    if kind == "sync":
+        http = DefaultHttpxClient()
+        HTTPXClientInstrumentor.instrument_client(http, tracer_provider=provider)
+        with http, Client(api_key=API_KEY, base_url=server.base_url, http_client=http) as client:
+            client.list_pets()
+            client.create_pet(name="Rex", category_id=3)
+            client.list_pets()
+    else:
+
+        async def main() -> None:
+            http = DefaultAsyncHttpxClient()
+            HTTPXClientInstrumentor.instrument_client(http, tracer_provider=provider)
+            async with (
+                http,
+                AsyncClient(api_key=API_KEY, base_url=server.base_url, http_client=http) as client,
+            ):
+                await client.list_pets()
+                await client.create_pet(name="Rex", category_id=3)
+                await client.list_pets()
+
+        asyncio.run(main())
+
+    spans = exporter.get_finished_spans()
+    assert [span.name for span in spans] == ["GET", "POST", "GET"]
+    # The trace context went out with every request.
+    assert all(request.header("traceparent") for request in server.requests)
+    assert len(server.requests) == CALLS
+
+
+def test_opentelemetry_aiohttp_instrumentation_traces_every_call(server: FaultServer) -> None:
+    from opentelemetry.instrumentation.aiohttp_client import create_trace_config
+
+    server.script(*three_calls())
+    provider, exporter = _tracer()
+
+    async def main() -> None:
+        trace = create_trace_config(tracer_provider=provider)
+        async with (
+            DefaultAioHttpClient(trace_configs=[trace]) as http,
+            AsyncClient(api_key=API_KEY, base_url=server.base_url, http_client=http) as client,
+        ):
+            await client.list_pets()
+            await client.create_pet(name="Rex", category_id=3)
+            await client.list_pets()
+
+    asyncio.run(main())
+
+    spans = exporter.get_finished_spans()
+    assert [span.name for span in spans] == ["GET", "POST", "GET"]
+    assert all(request.header("traceparent") for request in server.requests)
+    assert len(server.requests) == CALLS
