@@ -124,7 +124,7 @@ def new_session(**kwargs: Any) -> aiohttp.ClientSession:
         # worth it only where a proxy is set.
         from urllib.request import getproxies
 
-        kwargs["trust_env"] = bool(getproxies())
+        kwargs["trust_env"] = any(scheme != "no" for scheme in getproxies())  # "no": NO_PROXY
     middlewares: Sequence[Any] = kwargs.get("middlewares", ())
     kwargs["middlewares"] = (*middlewares, _attempt_once)
     return aiohttp.ClientSession(**kwargs)

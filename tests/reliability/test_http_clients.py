@@ -119,7 +119,7 @@ def test_default_aiohttp_client_is_a_session_with_the_sdks_defaults_and_any_can_
 ) -> None:
     import aiohttp
 
-    for variable in ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY"):
+    for variable in ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "NO_PROXY"):
         monkeypatch.delenv(variable, raising=False)
         monkeypatch.delenv(variable.lower(), raising=False)
 
@@ -147,6 +147,9 @@ def test_default_aiohttp_client_is_a_session_with_the_sdks_defaults_and_any_can_
     assert tweaked.timeout == aiohttp.ClientTimeout(total=2.5)
     assert tweaked.headers["x-team"] == "pets"
 
+    monkeypatch.setenv("NO_PROXY", "127.0.0.1")
+    no_proxy_only, _, _ = asyncio.run(made())
+    assert no_proxy_only.trust_env is False  # NO_PROXY alone names no proxy
     monkeypatch.setenv("HTTPS_PROXY", "http://127.0.0.1:9")
     proxied, _, _ = asyncio.run(made())
     assert proxied.trust_env is True  # aiohttp reads the proxy variables only then
