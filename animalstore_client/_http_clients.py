@@ -90,7 +90,7 @@ class DefaultAsyncHttpxClient(httpx.AsyncClient):
     """An ``httpx.AsyncClient`` with the SDK's defaults, for ``AsyncClient(http_client=...)``.
 
     The defaults are those of ``DefaultHttpxClient``. On top of plain httpx, requests beyond
-    twice the pool's ``max_connections`` wait in the client, first come first served (for at
+    the pool's ``max_connections`` wait in the client, first come first served (for at
     most the ``pool`` timeout, then ``httpx.PoolTimeout``), instead of in httpx's pool, which
     slows down sharply with the length of its queue: with 1,000 calls in flight over loopback
     it completes about 3.5 times as many calls a second as plain httpx. For that many calls,
@@ -115,7 +115,7 @@ class DefaultAsyncHttpxClient(httpx.AsyncClient):
         if size is not None and "transport" not in options:
             from animalstore_client._gate import ConnectionGate
 
-            self._gate = ConnectionGate(2 * size)
+            self._gate = ConnectionGate(size)
 
     async def send(self, request: httpx.Request, **kwargs: Any) -> httpx.Response:
         """Send ``request`` once the gate lets it in; see ``httpx.AsyncClient.send``.

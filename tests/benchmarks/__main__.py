@@ -4,15 +4,18 @@
 whether the miss is within the spread measured between rounds. ``--check`` exits 1 when a ratio
 misses its target beyond that spread (its first quartile misses too), when an SDK call fails in
 case 7 or 8, or when case 2 opens more than one connection, the same target in two runs in a
-row: a first such miss is measured again. Ratios, not absolute times, are what is
-checked.
+row: a first such miss is measured again. ``--inject-us N`` adds N microseconds of busy work to
+every SDK call, to see that ``--check`` catches a regression of that size. Ratios, not absolute
+times, are what is checked.
 """
 
 from __future__ import annotations
 
 import argparse
 import sys
+import time
 import warnings
+from typing import Any
 
 from tests.benchmarks._harness import HEADER
 from tests.benchmarks.cases import Settings, machine, run_all
@@ -23,7 +26,15 @@ def main() -> int:
     parser = argparse.ArgumentParser(prog="python -m tests.benchmarks", description=__doc__)
     parser.add_argument("--quick", action="store_true", help="less work per case (CI)")
     parser.add_argument("--check", action="store_true", help="exit 1 if a target is missed")
+    parser.add_argument(
+        "--inject-us",
+        type=float,
+        default=0.0,
+        help="add this many microseconds of busy work to every SDK call (a fake regression)",
+    )
     options = parser.parse_args()
+    if options.inject_us:
+        _slow_down(options.inject_us / 1e6)
     warnings.simplefilter("error")
     print(f"# {machine()}; {'quick' if options.quick else 'full'} run")
     print(HEADER)
@@ -51,6 +62,31 @@ def main() -> int:
         "not miss beyond the noise in both runs"
     )
     return 0
+
+
+def _slow_down(seconds: float) -> None:
+    """Make every call of both clients spin ``seconds`` longer before it starts."""
+    from animalstore_client import AsyncClient, Client
+
+    def spin() -> None:
+        end = time.perf_counter() + seconds
+        while time.perf_counter() < end:
+            pass
+
+    sync_request = Client._request
+    async_request = AsyncClient._request
+
+    def slow_sync(self: Client, operation: Any) -> Any:
+        spin()
+        return sync_request(self, operation)
+
+    async def slow_async(self: AsyncClient, operation: Any) -> Any:
+        spin()
+        return await async_request(self, operation)
+
+    Client._request = slow_sync  # type: ignore[method-assign]
+    AsyncClient._request = slow_async  # type: ignore[method-assign]
+    print(f"# every SDK call made {seconds * 1e6:g} us slower (--inject-us)")
 
 
 if __name__ == "__main__":

@@ -23,7 +23,15 @@ from typing import Any
 import httpx
 from attrs import frozen
 
-from animalstore_client import AsyncClient, Client, Pet, PetStatus, PetStatusLiteral
+from animalstore_client import (
+    DEFAULT_CONNECTION_LIMITS,
+    DEFAULT_TIMEOUT,
+    AsyncClient,
+    Client,
+    Pet,
+    PetStatus,
+    PetStatusLiteral,
+)
 from animalstore_client._converter import structure
 from animalstore_client.testing import FakeAnimalStore
 from tests.benchmarks._harness import Comparison, compare, compare_async
@@ -180,33 +188,28 @@ def list_in_process_async(settings: Settings) -> list[Comparison]:
         loop.close()
 
 
-class ConnectionCounter:
-    """Counts the TCP connections a client opens, through httpcore's trace extension."""
+def _count_connections(settings: Settings, store: FakeAnimalStore) -> dict[str, int]:
+    """Count, at the server, the TCP connections each contender opens over one whole run.
 
-    def __init__(self) -> None:
-        self.opened = 0
+    The SDK's own pool (no ``http_client``), against a plain ``httpx.Client``: each talks to a
+    recording server of its own in front of the same store.
+    """
+    from tests.reliability.faultserver import FaultServer, Forward
 
-    def _trace(self, event: str, info: dict[str, Any]) -> None:
-        if event == "connection.connect_tcp.complete":
-            self.opened += 1
-
-    def hook(self, request: httpx.Request) -> None:
-        """An httpx request event hook that attaches the trace."""
-        request.extensions["trace"] = self._trace
-
-
-def _count_connections(settings: Settings, url: str) -> dict[str, int]:
-    """Open a fresh pool of each kind and count its TCP connections over one whole run."""
-    counters = {"sdk": ConnectionCounter(), "raw": ConnectionCounter()}
-    pets_url = f"{url}/pets"
-    raw = httpx.Client(event_hooks={"request": [counters["raw"].hook]})
-    http = httpx.Client(event_hooks={"request": [counters["sdk"].hook]})
-    with raw, http, Client(api_key=API_KEY, base_url=url, http_client=http) as sdk:
-        for _ in range(settings.socket_calls):
-            sdk.list_pets(limit=100)
-        for _ in range(settings.socket_calls):
-            _raw_list(raw, pets_url)
-    return {name: counter.opened for name, counter in counters.items()}
+    opened: dict[str, int] = {}
+    for name in ("sdk", "raw"):
+        with FaultServer(default=Forward(store)) as server:
+            if name == "sdk":
+                with Client(api_key=API_KEY, base_url=server.base_url) as sdk:
+                    for _ in range(settings.socket_calls):
+                        sdk.list_pets(limit=100)
+            else:
+                with httpx.Client() as raw:
+                    for _ in range(settings.socket_calls):
+                        _raw_list(raw, f"{server.base_url}/pets")
+            assert len(server.requests) == settings.socket_calls
+            opened[name] = len({request.connection for request in server.requests})
+    return opened
 
 
 def list_over_socket(settings: Settings) -> tuple[list[Comparison], dict[str, int]]:
@@ -228,7 +231,7 @@ def list_over_socket(settings: Settings) -> tuple[list[Comparison], dict[str, in
             rounds=settings.socket_rounds,
             number=1,
         )
-        return results, _count_connections(settings, url)
+    return results, _count_connections(settings, store)
 
 
 def create_in_process(settings: Settings) -> list[Comparison]:
@@ -262,7 +265,8 @@ def concurrent_over_socket(settings: Settings) -> list[Comparison]:
         store.add_pet(f"pet-{i}", i % 7, STATUSES[i % 3])
     loop = asyncio.new_event_loop()
     with store.serve() as url:
-        raw = httpx.AsyncClient()
+        # The pool settings of the SDK's own: 100 connections, all kept alive.
+        raw = httpx.AsyncClient(limits=DEFAULT_CONNECTION_LIMITS, timeout=DEFAULT_TIMEOUT)
         sdk = AsyncClient(api_key=API_KEY, base_url=url)
         pets_url = f"{url}/pets"
 

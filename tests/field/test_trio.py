@@ -79,7 +79,7 @@ def test_retries_wait_the_running_librarys_way(backend: str) -> None:
 
 
 @pytest.mark.parametrize("backend", ["asyncio", "trio"])
-def test_the_gate_holds_calls_beyond_twice_the_pool_and_lets_all_through(backend: str) -> None:
+def test_the_gate_holds_calls_beyond_the_pool_and_lets_all_through(backend: str) -> None:
     with FaultServer(default=Reply(200, json=[], delay=0.05)) as server:
 
         async def main() -> list[list[Pet]]:
@@ -105,7 +105,7 @@ def test_the_gate_holds_calls_beyond_twice_the_pool_and_lets_all_through(backend
 @pytest.mark.parametrize("backend", ["asyncio", "trio"])
 @pytest.mark.parametrize("ending", ["fails", "times-out", "is-cancelled"])
 def test_a_call_that_ends_badly_gives_its_gate_slot_back(backend: str, ending: str) -> None:
-    # One connection: a gate of two places. Three calls that end badly, then three that must
+    # One connection: a gate of one place. Three calls that end badly, then three that must
     # still get in within the pool timeout: a call that kept its place would leave none.
     endings: dict[str, Action] = {
         "fails": Hangup(),
