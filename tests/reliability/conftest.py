@@ -22,11 +22,6 @@ from animalstore_client import AsyncClient, Client, DefaultAioHttpClient
 from tests.conftest import Api as SharedApi
 from tests.reliability.faultserver import FaultServer
 
-try:
-    import httpx._transports.default as httpx_transports
-except ImportError:  # a future httpx: the TLS context is then built per client, slower
-    httpx_transports = None  # type: ignore[assignment]
-
 #: Distinctive, so that a search for it in logs and messages cannot miss it.
 API_KEY = "sk-reliab1lity-SECRET-7f3c9b1e5d"
 PET = {"id": 1, "name": "Rex", "categoryId": 3, "status": "available"}
@@ -101,30 +96,6 @@ class Api(SharedApi):
     def raw(self) -> Api:
         """The same calls through ``with_raw_response``."""
         return Api(self.target.with_raw_response, self._loop, self.kind)
-
-
-_TLS_CONTEXTS: dict[str, Any] = {}
-
-
-@pytest.fixture(autouse=True)
-def _shared_tls_context(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Build httpx's default TLS context once, not once per client (about 75 ms each).
-
-    Every request here is plain HTTP on 127.0.0.1, so the context is never used; only the
-    time to load the CA bundle is saved. If httpx moves the function, nothing is patched
-    and the tests only run slower.
-    """
-    original = getattr(httpx_transports, "create_ssl_context", None) if httpx_transports else None
-    if original is None:
-        return
-
-    def cached(*args: Any, **kwargs: Any) -> Any:
-        key = repr((args, sorted(kwargs.items())))
-        if key not in _TLS_CONTEXTS:
-            _TLS_CONTEXTS[key] = original(*args, **kwargs)
-        return _TLS_CONTEXTS[key]
-
-    monkeypatch.setattr(httpx_transports, "create_ssl_context", cached)
 
 
 @pytest.fixture

@@ -78,7 +78,9 @@ def test_no_api_key_is_an_error_at_construction(
 ) -> None:
     if variable is not None:
         monkeypatch.setenv("ANIMALSTORE_API_KEY", variable)
-    with pytest.raises(ValueError, match="ANIMALSTORE_API_KEY") as excinfo:
+    # An empty variable is a missing key, not a malformed one: that message says what to do.
+    missing = r"^no API key: pass api_key= or set the ANIMALSTORE_API_KEY variable$"
+    with pytest.raises(ValueError, match=missing) as excinfo:
         make_api(api_key=None)
     assert excinfo.type is ValueError
     assert not mock_api.calls
@@ -119,6 +121,19 @@ def test_malformed_api_key_variable_is_rejected_without_echoing_it(
     assert excinfo.type is ValueError
     assert "sk-secret" not in str(excinfo.value)
     assert not mock_api.calls
+
+
+def test_repr_shows_no_part_of_the_key(make_api: MakeApi) -> None:
+    key = "sk-Zq9x7Wv4Tt"
+    api = make_api(api_key=key)
+    copy = api.target.with_options(max_retries=0)
+    for client, retries in ((api.target, 2), (copy, 0)):
+        shown = repr(client)
+        assert shown == (
+            f"{type(client).__name__}(base_url='https://api.test/v1/', max_retries={retries}, "
+            "timeout=Timeout(connect=5.0, read=30.0, write=30.0, pool=30.0))"
+        )
+        assert not any(key[i : i + 3] in shown for i in range(len(key) - 2))
 
 
 def test_empty_explicit_api_key_is_rejected(make_api: MakeApi) -> None:
@@ -200,6 +215,20 @@ def test_base_url_resolution(
         monkeypatch.setenv("ANIMALSTORE_BASE_URL", variable)
     arguments = {"base_url": None, **arguments}
     assert make_api(**arguments).base_url == expected
+
+
+@pytest.mark.parametrize(
+    ("base_url", "kind"),
+    [(b"https://api.test/v1", "bytes"), (8080, "int"), (["https://api.test/v1"], "list")],
+    ids=["bytes", "int", "list"],
+)
+def test_a_base_url_of_the_wrong_type_is_a_type_error(
+    make_api: MakeApi, mock_api: respx.MockRouter, base_url: object, kind: str
+) -> None:
+    with pytest.raises(TypeError) as excinfo:
+        make_api(base_url=base_url)
+    assert str(excinfo.value) == f"base_url must be a str or httpx.URL, got {kind}"
+    assert not mock_api.calls
 
 
 @pytest.mark.parametrize("environment", ["staging", Environment.PRODUCTION])
@@ -397,6 +426,23 @@ def test_default_headers_are_sent_on_every_request(
     for call in mock_api.calls:
         assert call.request.headers.get_list("X-Trace") == ["abc"]
         assert call.request.headers.get_list("X-Team") == ["pets"]
+
+
+@pytest.mark.parametrize("spelling", ["X-Team", "x-team", "X-TEAM"])
+def test_with_options_replaces_a_default_header_whatever_its_case(
+    make_api: MakeApi, pets_route: respx.Route, spelling: str
+) -> None:
+    api = make_api(default_headers={"X-Team": "pets", "X-Trace": "abc"})
+    copy = api.target.with_options(default_headers={spelling: "vets"})
+    api.run(copy.list_pets)
+    api.list_pets()
+    sent_by_copy, sent_by_original = (call.request for call in pets_route.calls)
+    assert sent_by_copy.headers.get_list("X-Team") == ["vets"]  # one header, the copy's value
+    assert [value for name, value in sent_by_copy.headers.raw if name.lower() == b"x-team"] == [
+        b"vets"
+    ]
+    assert sent_by_copy.headers.get_list("X-Trace") == ["abc"]
+    assert sent_by_original.headers.get_list("X-Team") == ["pets"]
 
 
 @pytest.mark.parametrize("name", ["Authorization", "authorization", "AUTHORIZATION"])

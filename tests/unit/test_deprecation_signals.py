@@ -6,6 +6,7 @@ import asyncio
 import inspect
 import logging
 import threading
+import time
 import warnings
 from collections.abc import Callable
 from datetime import datetime, timezone
@@ -17,7 +18,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from animalstore_client import AsyncClient, Client, NotFoundError, Pet
-from animalstore_client._deprecation import deprecation_date, notice, sunset_date
+from animalstore_client._deprecation import (
+    DeprecationNotices,
+    deprecation_date,
+    notice,
+    sunset_date,
+)
 from animalstore_client._httpx_backend import HttpxAnswer
 from tests.conftest import API_KEY, BASE_URL, Api
 
@@ -144,6 +150,37 @@ def test_threads_sharing_a_client_warn_once(mock_api: respx.MockRouter) -> None:
     assert route.call_count == 40
     assert deprecation_warnings(caught) == [LIST_MESSAGE]
     client.close()
+
+
+def test_two_threads_that_both_find_the_operation_unwarned_still_warn_once() -> None:
+    # The race the lock closes, made certain: each look-up of the warned set answers, then takes
+    # 50 ms to return, so
+    # both threads are past the first check, and would both be past the second without the
+    # lock, before either records the operation.
+    class SlowSet(set[str]):
+        def __contains__(self, item: object) -> bool:
+            found = super().__contains__(item)
+            time.sleep(0.05)
+            return found
+
+    notices = DeprecationNotices()
+    notices._warned = SlowSet()
+    answer = HttpxAnswer(httpx.Response(200, json=[], headers=SIGNALS))
+    start = threading.Barrier(2)
+
+    def work() -> None:
+        start.wait()
+        notices.warn_once("GET /pets", answer)
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        threads = [threading.Thread(target=work) for _ in range(2)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+
+    assert deprecation_warnings(caught) == [LIST_MESSAGE]
 
 
 @pytest.mark.parametrize(
