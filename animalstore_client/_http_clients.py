@@ -93,7 +93,7 @@ class DefaultAsyncHttpxClient(httpx.AsyncClient):
     the pool's ``max_connections`` wait in the client, first come first served (for at
     most the ``pool`` timeout, then ``httpx.PoolTimeout``), instead of in httpx's pool, which
     slows down sharply with the length of its queue: with 1,000 calls in flight over loopback
-    it completes about 3.5 times as many calls a second as plain httpx. For that many calls,
+    it completes about 3 times as many calls a second as plain httpx. For that many calls,
     ``DefaultAioHttpClient`` is faster still. It runs under asyncio and trio. The caller
     closes it (``AsyncClient.aclose()`` leaves a passed-in client open).
 
