@@ -64,9 +64,8 @@ def classify(exc: BaseException, request: Request) -> SendFailure:
     """
     failure = next((kind for cls, kind in _FAILURES if isinstance(exc, cls)), Failure.FATAL)
     if isinstance(exc.__cause__, ContentEncodingError):
-        failure = (
-            Failure.FATAL
-        )  # a body that does not decode arrived whole: sending again won't help
+        # A body that does not decode arrived whole: sending it again would not help.
+        failure = Failure.FATAL
     if isinstance(exc, aiohttp.ClientResponseError):
         # Its str() is "status, message=..., url=..."; the message is what the parser said.
         detail = f"{type(exc).__name__}: {exc.message}"

@@ -23,6 +23,20 @@ def three_calls() -> list[Reply]:
     return [Reply(200, json=[PET]), Reply(201, json=PET), Reply(200, json=[PET])]
 
 
+def make_three_calls(client: Client) -> None:
+    """The calls ``three_calls()`` answers: list, create, list."""
+    client.list_pets()
+    client.create_pet(name="Rex", category_id=3)
+    client.list_pets()
+
+
+async def make_three_calls_async(client: AsyncClient) -> None:
+    """``make_three_calls`` on an ``AsyncClient``."""
+    await client.list_pets()
+    await client.create_pet(name="Rex", category_id=3)
+    await client.list_pets()
+
+
 @pytest.mark.parametrize("kind", ["sync", "async"])
 @pytest.mark.parametrize("pool", ["own", "passed-in"])
 def test_a_class_level_patch_of_send_sees_every_call(
@@ -40,9 +54,7 @@ def test_a_class_level_patch_of_send_sees_every_call(
         monkeypatch.setattr(httpx.Client, "send", patched)
         http = httpx.Client() if pool == "passed-in" else None
         with Client(api_key=API_KEY, base_url=server.base_url, http_client=http) as client:
-            client.list_pets()
-            client.create_pet(name="Rex", category_id=3)
-            client.list_pets()
+            make_three_calls(client)
         if http is not None:
             http.close()
     else:
@@ -61,9 +73,7 @@ def test_a_class_level_patch_of_send_sees_every_call(
             async with AsyncClient(
                 api_key=API_KEY, base_url=server.base_url, http_client=http
             ) as client:
-                await client.list_pets()
-                await client.create_pet(name="Rex", category_id=3)
-                await client.list_pets()
+                await make_three_calls_async(client)
             if http is not None:
                 await http.aclose()
 
@@ -86,9 +96,7 @@ def test_event_hooks_of_a_users_httpx_client_see_every_call_and_answer(
         }
     )
     with http, Client(api_key=API_KEY, base_url=server.base_url, http_client=http) as client:
-        client.list_pets()
-        client.create_pet(name="Rex", category_id=3)
-        client.list_pets()
+        make_three_calls(client)
 
     assert requests == [f"Bearer {API_KEY}"] * CALLS
     assert statuses == [200, 201, 200]
@@ -116,9 +124,7 @@ def test_aiohttps_tracing_sees_every_call_and_its_headers(server: FaultServer) -
             DefaultAioHttpClient(trace_configs=[trace]) as http,
             AsyncClient(api_key=API_KEY, base_url=server.base_url, http_client=http) as client,
         ):
-            await client.list_pets()
-            await client.create_pet(name="Rex", category_id=3)
-            await client.list_pets()
+            await make_three_calls_async(client)
 
     asyncio.run(main())
 
@@ -152,9 +158,7 @@ def test_opentelemetry_instrument_client_traces_every_call_on_httpx(
         http = DefaultHttpxClient()
         HTTPXClientInstrumentor.instrument_client(http, tracer_provider=provider)
         with http, Client(api_key=API_KEY, base_url=server.base_url, http_client=http) as client:
-            client.list_pets()
-            client.create_pet(name="Rex", category_id=3)
-            client.list_pets()
+            make_three_calls(client)
     else:
 
         async def main() -> None:
@@ -164,9 +168,7 @@ def test_opentelemetry_instrument_client_traces_every_call_on_httpx(
                 http,
                 AsyncClient(api_key=API_KEY, base_url=server.base_url, http_client=http) as client,
             ):
-                await client.list_pets()
-                await client.create_pet(name="Rex", category_id=3)
-                await client.list_pets()
+                await make_three_calls_async(client)
 
         asyncio.run(main())
 
@@ -189,9 +191,7 @@ def test_opentelemetry_aiohttp_instrumentation_traces_every_call(server: FaultSe
             DefaultAioHttpClient(trace_configs=[trace]) as http,
             AsyncClient(api_key=API_KEY, base_url=server.base_url, http_client=http) as client,
         ):
-            await client.list_pets()
-            await client.create_pet(name="Rex", category_id=3)
-            await client.list_pets()
+            await make_three_calls_async(client)
 
     asyncio.run(main())
 

@@ -129,34 +129,41 @@ def test_another_client_warns_again(
     assert deprecation_warnings(caught) == [LIST_MESSAGE, LIST_MESSAGE]
 
 
-def test_threads_sharing_a_client_warn_once(mock_api: respx.MockRouter) -> None:
-    route = mock_api.get("/pets").respond(200, json=[], headers=SIGNALS)
-    client = Client(api_key=API_KEY, base_url=BASE_URL)
-    start = threading.Barrier(8)
+def warnings_of_threads(count: int, work: Callable[[], object]) -> list[str]:
+    """Run ``work`` in ``count`` threads started together; the deprecation warnings they gave."""
+    start = threading.Barrier(count)
 
-    def work() -> None:
+    def run() -> None:
         start.wait()
-        for _ in range(5):
-            client.list_pets()
+        work()
 
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        threads = [threading.Thread(target=work) for _ in range(8)]
+        threads = [threading.Thread(target=run) for _ in range(count)]
         for thread in threads:
             thread.start()
         for thread in threads:
             thread.join()
+    return deprecation_warnings(caught)
 
+
+def test_threads_sharing_a_client_warn_once(mock_api: respx.MockRouter) -> None:
+    route = mock_api.get("/pets").respond(200, json=[], headers=SIGNALS)
+    client = Client(api_key=API_KEY, base_url=BASE_URL)
+
+    def work() -> None:
+        for _ in range(5):
+            client.list_pets()
+
+    assert warnings_of_threads(8, work) == [LIST_MESSAGE]
     assert route.call_count == 40
-    assert deprecation_warnings(caught) == [LIST_MESSAGE]
     client.close()
 
 
 def test_two_threads_that_both_find_the_operation_unwarned_still_warn_once() -> None:
-    # The race the lock closes, made certain: each look-up of the warned set answers, then takes
-    # 50 ms to return, so
-    # both threads are past the first check, and would both be past the second without the
-    # lock, before either records the operation.
+    # The race the lock closes, made certain: each look-up of the warned set answers, then
+    # takes 50 ms to return, so both threads are past the first check, and would both be past
+    # the second without the lock, before either records the operation.
     class SlowSet(set[str]):
         def __contains__(self, item: object) -> bool:
             found = super().__contains__(item)
@@ -166,21 +173,11 @@ def test_two_threads_that_both_find_the_operation_unwarned_still_warn_once() -> 
     notices = DeprecationNotices()
     notices._warned = SlowSet()
     answer = HttpxAnswer(httpx.Response(200, json=[], headers=SIGNALS))
-    start = threading.Barrier(2)
 
     def work() -> None:
-        start.wait()
         notices.warn_once("GET /pets", answer)
 
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        threads = [threading.Thread(target=work) for _ in range(2)]
-        for thread in threads:
-            thread.start()
-        for thread in threads:
-            thread.join()
-
-    assert deprecation_warnings(caught) == [LIST_MESSAGE]
+    assert warnings_of_threads(2, work) == [LIST_MESSAGE]
 
 
 @pytest.mark.parametrize(
