@@ -236,4 +236,8 @@ class AiohttpSender:
             return classify(exc.error, request)
         except (aiohttp.ClientError, asyncio.TimeoutError) as exc:
             return classify(exc, request)
+        except ValueError as exc:
+            # Raised before sending when credentials of the session's own (its auth=, or a
+            # .netrc entry read with trust_env) collide with the SDK's Authorization header.
+            return classify(exc, request)
         return AiohttpAnswer(request, response, content)

@@ -288,6 +288,37 @@ def test_the_sdk_on_aiohttp_sends_through_the_environments_proxy(
     assert request.header("authorization") == f"Bearer {API_KEY}"
 
 
+def test_a_session_reading_credentials_from_netrc_fails_clearly_and_sends_nothing(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    # With trust_env, aiohttp adds a .netrc entry's credentials and then refuses to combine
+    # them with the SDK's Authorization header: a plain ValueError, before anything is sent
+    # (a session's own auth= does the same). It must come out as the SDK's error.
+    netrc = tmp_path / "netrc"
+    netrc.write_text("machine 127.0.0.1 login someone password s3cret-pass\n")
+    monkeypatch.setenv("NETRC", str(netrc))
+    with FaultServer(default=Reply(200, json=[PET])) as server:
+
+        async def main() -> None:
+            async with (
+                DefaultAioHttpClient(trust_env=True) as http,
+                AsyncClient(api_key=API_KEY, base_url=server.base_url, http_client=http) as client,
+            ):
+                await client.create_pet(name="Rex", category_id=3)
+
+        with pytest.raises(APIConnectionError) as caught:
+            asyncio.run(main())
+
+    assert type(caught.value) is APIConnectionError
+    assert str(caught.value) == (
+        f"POST {server.base_url}/pets failed: ValueError: Cannot combine AUTHORIZATION header "
+        "with AUTH argument or credentials encoded in URL"
+    )
+    assert caught.value.__cause__ is None
+    assert API_KEY not in repr(caught.value.request.headers)
+    assert server.requests == []  # refused before sending, and not retried
+
+
 # -- the connection gate of DefaultAsyncHttpxClient ----------------------------------------------
 
 
