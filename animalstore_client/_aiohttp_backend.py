@@ -10,6 +10,7 @@ Everything goes through the session's public ``request``, so aiohttp's own traci
 from __future__ import annotations
 
 import asyncio
+import contextvars
 from collections.abc import Sequence
 from typing import Any
 
@@ -21,17 +22,24 @@ from animalstore_client._eventloop import refuse_trio
 from animalstore_client._wire import (
     Answer,
     Failure,
+    RecordedAnswer,
     Request,
     SendFailure,
     redacted_request,
-    response_view,
 )
 
 __all__ = ["AiohttpAnswer", "AiohttpSender", "new_session"]
 
-#: ``asyncio.sleep`` as it was at import, to give the loop a turn: a test that replaces
-#: ``asyncio.sleep`` to record the waits between attempts does not see these.
-_next_turn = asyncio.sleep
+async def _next_turn() -> None:
+    """Let the event loop run the callbacks it has queued, then go on.
+
+    Not ``asyncio.sleep(0)``: test suites often replace ``asyncio.sleep`` to skip the waits
+    between retries, which would take this turn away with them.
+    """
+    loop = asyncio.get_running_loop()
+    turn = loop.create_future()
+    loop.call_soon(turn.set_result, None)
+    await turn
 
 #: First match wins: subclasses before their bases.
 _FAILURES: tuple[tuple[type[BaseException], Failure], ...] = (
@@ -45,6 +53,9 @@ _FAILURES: tuple[tuple[type[BaseException], Failure], ...] = (
     (aiohttp.ClientResponseError, Failure.MAYBE_SENT),
     (aiohttp.ClientPayloadError, Failure.MAYBE_SENT),
     (aiohttp.ClientOSError, Failure.MAYBE_SENT),
+    # Any other connection error ("Cannot write to closing transport" ...): it may have
+    # happened after some of the request was written.
+    (aiohttp.ClientConnectionError, Failure.MAYBE_SENT),
     (asyncio.TimeoutError, Failure.MAYBE_SENT),
 )
 
@@ -72,7 +83,12 @@ def classify(exc: BaseException, request: Request) -> SendFailure:
     else:
         detail = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
     return SendFailure(
-        failure, detail, timeout=isinstance(exc, asyncio.TimeoutError), request=request
+        failure,
+        detail,
+        timeout=isinstance(exc, asyncio.TimeoutError),
+        request=redacted_request(
+            request.method, request.full_url, request.headers, request.timeout
+        ),
     )
 
 
@@ -84,15 +100,23 @@ class _AttemptFailed(Exception):
         self.error = error
 
 
+#: Set while the SDK sends: the session's other requests (the caller's own) are left alone.
+_sdk_call: contextvars.ContextVar[bool] = contextvars.ContextVar(
+    "animalstore_sdk_call", default=False
+)
+
+
 async def _attempt_once(
     request: aiohttp.ClientRequest, handler: aiohttp.ClientHandlerType
 ) -> aiohttp.ClientResponse:
-    """Send once: a client middleware that turns off aiohttp's resend of a GET.
+    """Send an SDK call once: a client middleware that turns off aiohttp's resend of a GET.
 
     aiohttp sends a GET again, at once, when the connection drops; the SDK counts, spaces
     and logs its retries itself, so that ``max_retries`` is every attempt made. An error that
     is not an ``aiohttp.ClientError`` leaves aiohttp's loop at once; the sender unwraps it.
     """
+    if not _sdk_call.get():
+        return await handler(request)
     try:
         return await handler(request)
     except (aiohttp.ClientOSError, aiohttp.ServerDisconnectedError) as exc:
@@ -138,7 +162,7 @@ class AiohttpAnswer(Answer):
         content: the body, read in full and decoded.
     """
 
-    __slots__ = ("_error_response", "_http_headers", "_reason", "_request", "_response", "raw")
+    __slots__ = ("_http_headers", "_reason", "_recorded", "_request", "raw")
 
     def __init__(self, request: Request, response: aiohttp.ClientResponse, content: bytes) -> None:
         self.status_code = response.status
@@ -148,7 +172,7 @@ class AiohttpAnswer(Answer):
         self._reason = response.reason or ""
         self._request = request
         self._http_headers: httpx.Headers | None = None
-        self._response: httpx.Response | None = None
+        self._recorded: RecordedAnswer | None = None
 
     def http_headers(self) -> httpx.Headers:
         """Return the headers as received, as ``httpx.Headers``."""
@@ -158,23 +182,26 @@ class AiohttpAnswer(Answer):
 
     def http_response(self) -> httpx.Response:
         """Return an ``httpx.Response`` view, its request's ``Authorization`` redacted."""
-        if self._response is None:
+        return self.recorded().http_response()
+
+    def recorded(self) -> RecordedAnswer:
+        """Return the answer detached from the request, which holds the key."""
+        if self._recorded is None:
             request = self._request
             extensions: dict[str, Any] = {"http_version": b"HTTP/1.1"}
             if self._reason:
-                extensions["reason_phrase"] = self._reason.encode()
-            self._response = response_view(
+                extensions["reason_phrase"] = self._reason.encode("latin-1")
+            self._recorded = RecordedAnswer(
                 self.status_code,
-                [(name.decode("latin-1"), value.decode("latin-1")) for name, value in self.raw],
+                self.headers,
                 self.content,
+                self.raw,
+                extensions,
                 redacted_request(
                     request.method, request.full_url, request.headers, request.timeout
                 ),
-                extensions,
             )
-        return self._response
-
-    error_response = http_response
+        return self._recorded
 
     def reason_phrase(self) -> str:
         """Return the reason phrase."""
@@ -205,7 +232,8 @@ class AiohttpSender:
             The answer, or the classified failure.
 
         Raises:
-            RuntimeError: called under trio, or the session is closed.
+            RuntimeError: called under trio, or the session is closed (also while the call
+                waited to retry).
         """
         refuse_trio("an AsyncClient on aiohttp")
         # aiohttp learns that the server closed an idle pooled connection only when its loop
@@ -215,8 +243,9 @@ class AiohttpSender:
         # this task's next step, which marks the connection closed. (A session with
         # trust_env=True gets such turns anyway: aiohttp looks up .netrc and the proxy in a
         # thread.)
-        await _next_turn(0)
+        await _next_turn()
         timeout = request.timeout
+        marked = _sdk_call.set(True)
         try:
             async with self.session.request(
                 request.method,
@@ -240,4 +269,13 @@ class AiohttpSender:
             # Raised before sending when credentials of the session's own (its auth=, or a
             # .netrc entry read with trust_env) collide with the SDK's Authorization header.
             return classify(exc, request)
-        return AiohttpAnswer(request, response, content)
+        except RuntimeError:
+            if not self.session.closed:
+                raise
+        else:
+            return AiohttpAnswer(request, response, content)
+        finally:
+            _sdk_call.reset(marked)
+        # The session was closed meanwhile; raised here, outside aiohttp's frames, whose locals
+        # hold the headers.
+        raise RuntimeError("the aiohttp session was closed during the call")

@@ -71,7 +71,8 @@ class Call(Generic[T]):
             content = json.dumps(
                 operation.json, ensure_ascii=False, separators=(",", ":"), allow_nan=False
             ).encode()
-            headers = {**headers, "Content-Type": "application/json"}
+            if "content-type" not in headers:  # a caller's own wins, as with httpx's json=
+                headers = {**headers, "content-type": "application/json"}
         timeout = options.timeout_extension if operation.timeout is None else operation.timeout
         self.request = Request(
             operation.method,

@@ -59,7 +59,7 @@ class _Source(Protocol):
 class _ResponseSource(_Source, Protocol):
     """Where an error's ``httpx`` response comes from as well."""
 
-    def error_response(self) -> httpx.Response: ...
+    def http_response(self) -> httpx.Response: ...
 
 
 class _Given:
@@ -74,7 +74,7 @@ class _Given:
     def request_view(self) -> httpx.Request:
         return self.request
 
-    def error_response(self) -> httpx.Response:
+    def http_response(self) -> httpx.Response:
         assert self.response is not None  # only errors constructed with a response read it
         return self.response
 
@@ -138,7 +138,7 @@ class APIResponseValidationError(APIError):
     @property
     def response(self) -> httpx.Response:
         """The ``httpx.Response`` whose body did not fit."""
-        return cast("_ResponseSource", self._source).error_response()
+        return cast("_ResponseSource", self._source).http_response()
 
     def _rebuild_keywords(self) -> dict[str, Any]:
         return {"response": _safe_response(self.response)}
@@ -170,7 +170,7 @@ class APIStatusError(APIError):
     @property
     def response(self) -> httpx.Response:
         """The ``httpx.Response`` (its request's ``Authorization`` redacted)."""
-        return cast("_ResponseSource", self._source).error_response()
+        return cast("_ResponseSource", self._source).http_response()
 
     def _rebuild_keywords(self) -> dict[str, Any]:
         return {"response": _safe_response(self.response), "error": self.error}
@@ -222,7 +222,7 @@ def _without_headers(request: httpx.Request) -> httpx.Request:
 def _safe_response(response: httpx.Response) -> httpx.Response:
     return response_view(
         response.status_code,
-        response.headers.multi_items(),
+        response.headers.raw,
         response.content,
         _without_headers(response.request),
         {},

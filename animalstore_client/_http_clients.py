@@ -6,9 +6,10 @@ asynchronous calls through aiohttp::
     Client(http_client=DefaultHttpxClient(verify="/etc/ssl/corporate.pem"))
     async with DefaultAioHttpClient() as http, AsyncClient(http_client=http) as client: ...
 
-None of them is given an explicit ``transport``, so each reads the proxy variables
-(``HTTP_PROXY``, ``HTTPS_PROXY``, ``ALL_PROXY``, ``NO_PROXY``) as a plain client of its library
-does.
+None of them is given an explicit ``transport``, so the httpx ones read the proxy variables
+(``HTTP_PROXY``, ``HTTPS_PROXY``, ``ALL_PROXY``, ``NO_PROXY``) as a plain httpx client does;
+``DefaultAioHttpClient`` turns on aiohttp's ``trust_env`` when one of them is set (aiohttp
+ignores ``ALL_PROXY``).
 """
 
 from __future__ import annotations
@@ -151,8 +152,10 @@ def DefaultAioHttpClient(**kwargs: Any) -> aiohttp.ClientSession:
     aiohttp does not run under trio. The defaults: the timeouts of ``DEFAULT_TIMEOUT`` (aiohttp
     has no write timeout), a ``TCPConnector`` sized by ``DEFAULT_CONNECTION_LIMITS``, proxies
     from the environment, and a middleware that turns off aiohttp's own resend of a GET after a
-    dropped connection, so that ``max_retries`` counts every attempt. A session you build
-    yourself works too, without that last default.
+    dropped connection on the SDK's calls, so that ``max_retries`` counts every attempt (the
+    session's other requests are left as aiohttp makes them). A session you build yourself
+    works too, without that last default. The SDK's calls use the ``AsyncClient``'s own
+    ``timeout`` whatever the session's; the session's ``timeout`` applies to your other calls.
 
     Proxies: when any proxy variable (``HTTP_PROXY``, ``HTTPS_PROXY``, ``ALL_PROXY``) is set as
     it is called, the session gets ``trust_env=True``, and aiohttp then looks up the proxy (with

@@ -16,13 +16,16 @@ from animalstore_client._eventloop import sleep
 from animalstore_client._wire import (
     Answer,
     Failure,
+    RecordedAnswer,
     Request,
     SendFailure,
     redacted_request,
-    response_view,
 )
 
 __all__ = ["AsyncHttpxSender", "HttpxAnswer", "SyncHttpxSender", "classify", "to_httpx"]
+
+#: The response extensions an exception keeps (not the network stream, say).
+_KEPT = ("http_version", "reason_phrase")
 
 #: First match wins: subclasses before their bases.
 _FAILURES: tuple[tuple[type[httpx.RequestError], Failure], ...] = (
@@ -84,14 +87,13 @@ class HttpxAnswer(Answer):
         response: the response, body read.
     """
 
-    __slots__ = ("_error_response", "response")
+    __slots__ = ("response",)
 
     def __init__(self, response: httpx.Response) -> None:
         self.response = response
         self.status_code = response.status_code
         self.headers = response.headers
         self.content = response.content
-        self._error_response: httpx.Response | None = None
 
     def http_headers(self) -> httpx.Headers:
         """Return the response's own headers."""
@@ -101,23 +103,22 @@ class HttpxAnswer(Answer):
         """Return the response itself."""
         return self.response
 
-    def error_response(self) -> httpx.Response:
-        """Return a copy of the response whose request's ``Authorization`` is redacted."""
-        if self._error_response is None:
-            response, request = self.response, self.response.request
-            self._error_response = response_view(
-                response.status_code,
-                response.headers.multi_items(),
-                response.content,
-                redacted_request(
-                    request.method,
-                    request.url,
-                    request.headers.multi_items(),
-                    request.extensions.get("timeout"),
-                ),
-                dict(response.extensions),
-            )
-        return self._error_response
+    def recorded(self) -> RecordedAnswer:
+        """Return the answer detached from the response's request, which holds the key."""
+        response, request = self.response, self.response.request
+        return RecordedAnswer(
+            self.status_code,
+            self.headers,
+            self.content,
+            response.headers.raw,
+            {name: response.extensions[name] for name in _KEPT if name in response.extensions},
+            redacted_request(
+                request.method,
+                request.url,
+                request.headers.multi_items(),
+                request.extensions.get("timeout"),
+            ),
+        )
 
     def reason_phrase(self) -> str:
         """Return the reason phrase."""

@@ -174,7 +174,7 @@ def parse_body(answer: Answer, result_type: Any) -> Any:
     except ValueError as exc:
         problem = f"response body is not valid JSON: {exc}"
     # Raised outside the handler: the error chains nothing.
-    raise from_source(APIResponseValidationError, problem, answer)
+    raise from_source(APIResponseValidationError, problem, answer.recorded())
 
 
 def status_error(answer: Answer) -> APIStatusError:
@@ -194,7 +194,7 @@ def status_error(answer: Answer) -> APIStatusError:
     except ValueError:
         error = None
     message = error.message if error is not None else _excerpt(answer)
-    exception = from_source(status_error_class(answer.status_code), message, answer)
+    exception = from_source(status_error_class(answer.status_code), message, answer.recorded())
     exception._set_fields(answer.status_code, answer.headers.get("x-request-id"), error)
     return exception
 

@@ -7,10 +7,11 @@ already classified as "not sent", "maybe sent" or "fatal"). Neither holds the li
 exception: an error's traceback and locals can hold the request's headers, the API key
 included, and what the SDK raises must not reach them.
 
-The ``httpx`` objects that the public API exposes (``APIResponse.http_response``,
+On aiohttp, the ``httpx`` objects that the public API exposes (``APIResponse.http_response``,
 ``APIError.request``, ``APIStatusError.response``) are views, built from these with httpx's
-public constructors only when read, with the ``Authorization`` value redacted where they
-travel inside an exception.
+public constructors only when read; on httpx, ``APIResponse.http_response`` is httpx's own
+response. An exception keeps only a ``RecordedAnswer`` or a ``SendFailure``, which hold a
+request view with the ``Authorization`` value redacted and nothing else of the request.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ __all__ = [
     "REDACTED",
     "Answer",
     "Failure",
+    "RecordedAnswer",
     "Request",
     "SendFailure",
     "redacted_request",
@@ -108,21 +110,16 @@ class SendFailure:
     __slots__ = ("_request_view", "detail", "failure", "timeout")
 
     def __init__(
-        self, failure: Failure, detail: str, *, timeout: bool, request: httpx.Request | Request
+        self, failure: Failure, detail: str, *, timeout: bool, request: httpx.Request
     ) -> None:
         self.failure = failure
-        self.detail = detail
+        self.detail = " ".join(detail.split())  # parsers' messages span lines
         self.timeout = timeout
-        self._request_view: httpx.Request | Request = request
+        self._request_view = request
 
     def request_view(self) -> httpx.Request:
         """Return the request as an ``httpx.Request``, ``Authorization`` redacted."""
-        view = self._request_view
-        if isinstance(view, Request):
-            view = self._request_view = redacted_request(
-                view.method, view.full_url, view.headers, view.timeout
-            )
-        return view
+        return self._request_view
 
     def __repr__(self) -> str:
         return f"<SendFailure {self.failure.value}: {self.detail}>"
@@ -153,20 +150,75 @@ class Answer:
         """Return the answer as an ``httpx.Response`` (read), for ``APIResponse``."""
         raise NotImplementedError
 
-    def error_response(self) -> httpx.Response:
-        """Return the answer as an ``httpx.Response`` whose request has no key, for errors."""
+    def recorded(self) -> RecordedAnswer:
+        """Return the answer as an exception may keep it: the request's key redacted."""
         raise NotImplementedError
 
     def reason_phrase(self) -> str:
         """Return the status line's reason phrase (``""`` when none was sent)."""
         raise NotImplementedError
 
-    def request_view(self) -> httpx.Request:
-        """Return the request it answers, ``Authorization`` redacted."""
-        return self.error_response().request
-
     def __repr__(self) -> str:
         return f"<Answer {self.status_code}>"
+
+
+class RecordedAnswer(Answer):
+    """An answer detached from its request: what an exception keeps of it.
+
+    It holds the status, the headers as received (bytes), the body and a request view whose
+    ``Authorization`` is redacted, so that nothing reachable from an exception holds the key.
+
+    Args:
+        status_code: the status code.
+        headers: the headers, looked up case-insensitively.
+        content: the decoded body.
+        raw_headers: the headers as received, as bytes pairs (a value may be any byte).
+        extensions: the response's ``http_version`` and ``reason_phrase``, as httpx names them.
+        request: the request view, ``Authorization`` redacted.
+    """
+
+    __slots__ = ("_extensions", "_raw_headers", "_request", "_response")
+
+    def __init__(
+        self,
+        status_code: int,
+        headers: Mapping[str, str],
+        content: bytes,
+        raw_headers: Iterable[tuple[bytes, bytes]],
+        extensions: dict[str, Any],
+        request: httpx.Request,
+    ) -> None:
+        self.status_code = status_code
+        self.headers = headers
+        self.content = content
+        self._raw_headers = list(raw_headers)
+        self._extensions = extensions
+        self._request = request
+        self._response: httpx.Response | None = None
+
+    def http_headers(self) -> httpx.Headers:
+        """Return the headers as received, as ``httpx.Headers``."""
+        return self.http_response().headers
+
+    def http_response(self) -> httpx.Response:
+        """Return an ``httpx.Response`` view of the answer, built on first use."""
+        if self._response is None:
+            self._response = response_view(
+                self.status_code, self._raw_headers, self.content, self._request, self._extensions
+            )
+        return self._response
+
+    def recorded(self) -> RecordedAnswer:
+        """Return itself: it holds no key."""
+        return self
+
+    def reason_phrase(self) -> str:
+        """Return the reason phrase."""
+        return bytes(self._extensions.get("reason_phrase", b"")).decode("latin-1")
+
+    def request_view(self) -> httpx.Request:
+        """Return the request it answers, ``Authorization`` redacted."""
+        return self._request
 
 
 def redacted_request(
@@ -200,7 +252,7 @@ def redacted_request(
 
 def response_view(
     status_code: int,
-    headers: Iterable[tuple[str, str]],
+    headers: Iterable[tuple[bytes, bytes]],
     content: bytes,
     request: httpx.Request,
     extensions: dict[str, Any],
@@ -213,7 +265,7 @@ def response_view(
 
     Args:
         status_code: the status code.
-        headers: the headers as received.
+        headers: the headers as received, as bytes (httpx would encode ``str`` as ASCII).
         content: the decoded body.
         request: the request it answers.
         extensions: the response extensions (``http_version``, ``reason_phrase``).
@@ -222,8 +274,8 @@ def response_view(
         The response, read.
     """
     pairs = list(headers)
-    if any(name.lower() == "content-encoding" for name, _ in pairs):
-        pairs = [p for p in pairs if p[0].lower() not in ("content-encoding", "content-length")]
+    if any(name.lower() == b"content-encoding" for name, _ in pairs):
+        pairs = [p for p in pairs if p[0].lower() not in (b"content-encoding", b"content-length")]
     return httpx.Response(
         status_code, headers=pairs, content=content, request=request, extensions=extensions
     )

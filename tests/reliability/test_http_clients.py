@@ -11,6 +11,7 @@ import subprocess
 import sys
 import textwrap
 import time
+import traceback
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -317,6 +318,56 @@ def test_a_session_reading_credentials_from_netrc_fails_clearly_and_sends_nothin
     assert caught.value.__cause__ is None
     assert API_KEY not in repr(caught.value.request.headers)
     assert server.requests == []  # refused before sending, and not retried
+
+
+def test_the_callers_own_requests_on_a_default_aiohttp_session_keep_aiohttps_errors() -> None:
+    # The middleware that makes an SDK call go out once must leave the session's other
+    # requests as aiohttp makes them: a hang-up is aiohttp's own ClientError there.
+    import aiohttp
+
+    with FaultServer(default=Hangup()) as server:
+
+        async def main() -> BaseException:
+            async with DefaultAioHttpClient() as http:
+                try:
+                    await http.get(f"{server.base_url}/pets")
+                except BaseException as exc:
+                    return exc
+            raise AssertionError("the hang-up raised nothing")
+
+        error = asyncio.run(main())
+
+    assert isinstance(error, aiohttp.ServerDisconnectedError)
+    assert len(server.requests) == 2  # aiohttp's own resend of a GET, untouched
+
+
+def test_a_session_closed_while_a_call_waits_to_retry_is_reported_plainly() -> None:
+    with FaultServer() as server:
+        server.script(Reply(503, json={"code": "busy", "message": "busy", "status": 503}))
+
+        async def main() -> BaseException:
+            async with DefaultAioHttpClient() as http:
+                client = AsyncClient(api_key=API_KEY, base_url=server.base_url, http_client=http)
+                call = asyncio.ensure_future(client.list_pets())
+                while not server.requests:
+                    await asyncio.sleep(0.01)
+                await http.close()  # during the wait before the second attempt
+                try:
+                    await call
+                except BaseException as exc:
+                    return exc
+            raise AssertionError("the call succeeded on a closed session")
+
+        error = asyncio.run(main())
+
+    assert type(error) is RuntimeError
+    assert str(error) == "the aiohttp session was closed during the call"
+    assert error.__context__ is None
+    shown = "".join(
+        traceback.TracebackException.from_exception(error, capture_locals=True).format()
+    )
+    assert API_KEY not in shown
+    assert len(server.requests) == 1
 
 
 # -- the connection gate of DefaultAsyncHttpxClient ----------------------------------------------

@@ -5,6 +5,7 @@ proxy pages instead of Error bodies, and the one-line message promise.
 from __future__ import annotations
 
 import gzip
+import pickle
 from collections.abc import Callable
 from typing import Any
 
@@ -18,11 +19,12 @@ from animalstore_client import (
     AuthenticationError,
     BadRequestError,
     InternalServerError,
+    NotFoundError,
     Pet,
     PetStatus,
 )
 from tests.reliability.conftest import PET, Api, json_bytes
-from tests.reliability.faultserver import FaultServer, Reply
+from tests.reliability.faultserver import FaultServer, Raw, Reply
 
 REX = Pet(id=1, name="Rex", category_id=3, status=PetStatus.AVAILABLE)
 TEN_MB_OF_GARBAGE = bytes(range(256)) * (10 * 1024 * 1024 // 256)
@@ -325,4 +327,63 @@ def test_a_status_beyond_5xx_is_a_plain_apistatuserror(
 
     assert type(caught.value) is APIStatusError
     assert caught.value.status_code == status
+    assert len(server.requests) == 1
+
+
+def raw_answer(status_line: bytes, headers: list[bytes], body: bytes) -> Raw:
+    """An answer written byte for byte, header values included."""
+    head = b"\r\n".join([status_line, *headers, b"Content-Length: %d" % len(body)])
+    return Raw(head + b"\r\n\r\n" + body)
+
+
+def test_a_header_value_outside_ascii_is_kept_in_the_errors_response(
+    server: FaultServer, make_client: Callable[..., Api]
+) -> None:
+    # RFC 9110 allows any byte above 0x7f in a field value (obs-text); httpx shows it as
+    # Latin-1. Building the error's httpx.Response from text would fail to encode it.
+    body = b'{"code":"not_found","message":"no such pet","status":404}'
+    server.script(
+        raw_answer(
+            b"HTTP/1.1 404 Not Found",
+            [b"Content-Type: application/json", b"X-Note: caf\xe9"],
+            body,
+        )
+    )
+    api = make_client(server)
+
+    with pytest.raises(NotFoundError) as caught:
+        api.invoke("get_pet")
+
+    exc = caught.value
+    assert exc.message == "no such pet"
+    assert exc.response.headers["x-note"] == "caf\xe9"
+    assert (b"X-Note", b"caf\xe9") in exc.response.headers.raw
+    assert exc.response.content == body
+    copy = pickle.loads(pickle.dumps(exc))
+    assert copy.response.headers["x-note"] == "caf\xe9"
+    assert len(server.requests) == 1
+
+
+def test_deprecation_signals_beside_a_header_outside_ascii_still_warn(
+    server: FaultServer, make_client: Callable[..., Api]
+) -> None:
+    # The warning reads the Link header from the httpx view of the answer: that view must
+    # build whatever bytes the other headers hold.
+    server.script(
+        raw_answer(
+            b"HTTP/1.1 200 OK",
+            [
+                b"Content-Type: application/json",
+                b"Deprecation: @1796428800",
+                b"Sunset: Thu, 05 Dec 2030 00:00:00 GMT",
+                b'Link: <https://docs.example/v1/changes>; rel="deprecation"',
+                b"X-Note: caf\xe9",
+            ],
+            b"[]",
+        )
+    )
+    api = make_client(server)
+
+    with pytest.warns(DeprecationWarning, match=r"see https://docs\.example/v1/changes$"):
+        assert api.invoke("list_pets") == []
     assert len(server.requests) == 1

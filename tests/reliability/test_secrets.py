@@ -5,8 +5,10 @@ never carries it to another origin.
 
 from __future__ import annotations
 
+import gc
 import logging
 import traceback
+import types
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -88,11 +90,43 @@ SCENARIOS: dict[str, tuple[list[Action], str, dict[str, Any], type[Exception] | 
 ANSWERS = {"list_pets": Reply(200, json=[PET]), "create_pet": Reply(201, json=PET)}
 
 
+#: Not followed by ``reachable_texts``: code and classes, and the traceback's frames, which
+#: the traceback formatted with captured locals stands for.
+_NOT_FOLLOWED = (
+    type,
+    types.ModuleType,
+    types.FunctionType,
+    types.BuiltinFunctionType,
+    types.CodeType,
+    types.FrameType,
+    types.TracebackType,
+)
+
+
+def reachable_texts(exc: BaseException) -> Iterator[str]:
+    """Every string and bytes object reachable from an exception's own state, private
+    attributes included, through any chain of references (as ``gc`` sees them)."""
+    seen = {id(exc)}
+    pending: list[object] = [exc]
+    while pending:
+        for referent in gc.get_referents(pending.pop()):
+            if id(referent) in seen or isinstance(referent, _NOT_FOLLOWED):
+                continue
+            seen.add(id(referent))
+            if isinstance(referent, str):
+                yield referent
+            elif isinstance(referent, (bytes, bytearray)):
+                yield bytes(referent).decode("latin-1")
+            else:
+                pending.append(referent)
+
+
 def texts_of(exc: BaseException) -> Iterator[str]:
     """Everything reachable from an exception: str, repr, args, every attribute (the headers of
-    its request views by value, not through httpx's masking repr), the whole chain, and the
-    traceback formatted with each frame's local variables."""
+    its request views by value, not through httpx's masking repr), every object it holds on
+    to, the whole chain, and the traceback formatted with each frame's local variables."""
     for link in exception_chain(exc):
+        yield from reachable_texts(link)
         yield str(link)
         yield repr(link)
         yield repr(link.args)

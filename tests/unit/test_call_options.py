@@ -156,6 +156,26 @@ def test_extra_headers_replace_the_clients_whatever_their_case(
     assert second["user-agent"].startswith("animalstore-client-python/")
 
 
+@pytest.mark.parametrize("source", ["extra_headers", "default_headers"])
+@pytest.mark.parametrize("name", ["Content-Type", "content-type"])
+def test_a_callers_content_type_replaces_the_sdks_and_is_sent_once(
+    make_api: Callable[..., Api], routes: respx.MockRouter, source: str, name: str
+) -> None:
+    value = "application/json; charset=utf-8"
+    if source == "extra_headers":
+        api = make_api()
+        api.create_pet(name="Rex", category_id=3, extra_headers={name: value})
+    else:
+        api = make_api(default_headers={name: value})
+        api.create_pet(name="Rex", category_id=3)
+    api.create_pet(name="Tom", category_id=3, extra_headers={"X-Trace": "1"})
+
+    with_own, without = (call.request.headers for call in routes.calls)
+    assert with_own.get_list("content-type") == [value]
+    expected = [value] if source == "default_headers" else ["application/json"]
+    assert without.get_list("content-type") == expected
+
+
 def test_extra_headers_never_replace_the_idempotency_key_of_a_create(
     api: Api, routes: respx.MockRouter
 ) -> None:
