@@ -34,7 +34,7 @@ from animalstore_client._http_clients import (
     DefaultAsyncHttpxClient,
     DefaultHttpxClient,
 )
-from animalstore_client._models import Error, NewPet, Pet, PetStatus
+from animalstore_client._models import Error, NewPet, Pet, PetList, PetStatus
 from animalstore_client._raw import AsyncRawResponses, RawResponses
 from animalstore_client._response import APIResponse
 from animalstore_client._types import NOT_GIVEN, NotGiven, PetStatusLiteral
@@ -68,6 +68,7 @@ __all__ = [
     "NotFoundError",
     "NotGiven",
     "Pet",
+    "PetList",
     "PetStatus",
     "PetStatusLiteral",
     "RateLimitError",

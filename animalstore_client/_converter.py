@@ -9,6 +9,7 @@ string. Field names are snake_case in Python and camelCase on the wire, for ever
 from __future__ import annotations
 
 import enum
+import sys
 import types
 import typing
 from collections.abc import Callable
@@ -21,9 +22,9 @@ from cattrs.errors import ClassValidationError, IterableValidationError
 from cattrs.gen import make_dict_structure_fn, make_dict_unstructure_fn, override
 
 from animalstore_client._exceptions import AnimalStoreError
-from animalstore_client._validation import INT64_MAX, INT64_MIN
+from animalstore_client._validation import INT64_MAX, INT64_MIN, is_boolean
 
-__all__ = ["WireFormatError", "enum_value", "structure", "unstructure", "wire_name"]
+__all__ = ["WireFormatError", "enum_value", "plain_row", "structure", "unstructure", "wire_name"]
 
 T = TypeVar("T")
 
@@ -172,6 +173,22 @@ def _list_hook(type_: Any, conv: Converter) -> Any:
     return structure
 
 
+def _is_list_subclass(type_: Any) -> bool:
+    """Whether ``type_`` is a class such as ``class PetList(list[Pet])``."""
+    return isinstance(type_, type) and issubclass(type_, list) and type_ is not list
+
+
+def _list_subclass_hook(type_: Any, conv: Converter) -> Any:
+    """Structure a subclass of ``list[X]`` as ``list[X]``, then as an instance of the subclass."""
+    (base,) = (b for b in type_.__orig_bases__ if typing.get_origin(b) is list)
+    build = _list_hook(base, conv)
+
+    def structure(value: object, _: type) -> object:
+        return type_(build(value, base))
+
+    return structure
+
+
 def _attrs_unstructure_hook(cls: type, conv: Converter) -> Any:
     # Omitting defaults only ever drops `status=None`: every other field is required.
     return make_dict_unstructure_fn(
@@ -188,8 +205,19 @@ def _make_converter(*, detailed: bool) -> Converter:
     )
     converter.register_structure_hook_factory(attrs.has, _attrs_structure_hook)
     converter.register_structure_hook_factory(is_mutable_sequence, _list_hook)
+    converter.register_structure_hook_factory(_is_list_subclass, _list_subclass_hook)
     converter.register_unstructure_hook_factory(attrs.has, _attrs_unstructure_hook)
     return converter
+
+
+def _python_unstructure_hook(cls: type, conv: Converter) -> Any:
+    # Every field, under its Python name; enum members as their values.
+    overrides: dict[str, Any] = {
+        field.name: override(unstruct_hook=enum_value)
+        for field in attrs.fields(attrs.resolve_types(cls))
+        if _enum_in_union(field.type)
+    }
+    return make_dict_unstructure_fn(cls, conv, **overrides)
 
 
 # One wire format, configured once, in two modes: the fast one structures every response;
@@ -200,6 +228,9 @@ _detailed = _make_converter(detailed=True)
 # The fast mode's hooks for each type, looked up once instead of dispatched on every call.
 _fast_hooks: dict[Any, Callable[[Any, Any], Any]] = {}
 _fast_unstructure_hooks: dict[type, Callable[[Any], Any]] = {}
+# The Python view of a model (``to_dict(use_api_names=False)``): a row for a table.
+_python = Converter()
+_python.register_unstructure_hook_factory(attrs.has, _python_unstructure_hook)
 
 
 def _problems(exc: BaseException, path: str) -> list[str]:
@@ -246,10 +277,58 @@ def structure(data: object, type_: type[T] | Any) -> T:
             raise WireFormatError(_problems(exc, "$")) from None
 
 
-def unstructure(obj: object) -> Any:
-    """Return the wire-format (JSON-ready) form of a model instance or a list of them."""
+def unstructure(obj: object, *, use_api_names: bool = True) -> Any:
+    """Return the JSON-ready form of a model instance or a list of them.
+
+    Args:
+        obj: a model instance, or a list of them.
+        use_api_names: ``True``: the wire format (camelCase keys, a ``None`` status left
+            out). ``False``: every field under its Python name, ``None`` included.
+    """
+    if not use_api_names:
+        return _python.unstructure(obj)
     cls = type(obj)
     hook = _fast_unstructure_hooks.get(cls)
     if hook is None:
         hook = _fast_unstructure_hooks[cls] = _fast.get_unstructure_hook(cls)
     return hook(obj)
+
+
+def _is_missing(value: object) -> bool:
+    """Whether a table cell stands for "no value": ``None``, a float NaN, ``pandas.NA``."""
+    if value is None or (isinstance(value, float) and value != value):
+        return True
+    pandas = sys.modules.get("pandas")  # looked up, not imported: loaded if a value is its
+    return pandas is not None and value is pandas.NA
+
+
+def plain_row(data: object, cls: type) -> object:
+    """Turn a row read back from a table into the wire format ``structure`` takes.
+
+    A field may come under its wire or its Python name; an optional field left empty
+    (``None``, ``NaN``, ``pandas.NA``) is dropped; an integer of another library (numpy's,
+    anything with ``__index__`` but a boolean) becomes an ``int``. Anything else is left for
+    ``structure`` to judge.
+    """
+    if not isinstance(data, dict):
+        return data
+    row = dict(data)
+    for field in attrs.fields(attrs.resolve_types(cls)):
+        wire = wire_name(field.name)
+        if wire not in row and field.name in row:
+            row[wire] = row.pop(field.name)
+        if wire not in row:
+            continue
+        value = row[wire]
+        if field.default is None and _is_missing(value):
+            del row[wire]
+        elif (
+            field.type is int
+            and type(value) is not int
+            and not isinstance(value, bool)
+            and not is_boolean(value)
+        ):
+            index = getattr(type(value), "__index__", None)
+            if index is not None:
+                row[wire] = index(value)
+    return row

@@ -1,7 +1,8 @@
 """The API's resources as frozen, slotted attrs classes with snake_case attributes.
 
 The wire format (``categoryId`` and so on) is handled by the one converter in ``_converter``;
-``to_dict`` and ``from_dict`` are thin calls into it.
+``to_dict`` and ``from_dict`` are thin calls into it. Each model, and the ``PetList`` that
+``list_pets`` returns, shows as an HTML table in Jupyter (``_display``).
 """
 
 from __future__ import annotations
@@ -12,9 +13,10 @@ from typing import Any
 from attrs import frozen
 from typing_extensions import Self
 
-from animalstore_client._converter import structure, unstructure
+from animalstore_client._converter import plain_row, structure, unstructure
+from animalstore_client._display import html_table
 
-__all__ = ["Error", "NewPet", "Pet", "PetStatus"]
+__all__ = ["Error", "NewPet", "Pet", "PetList", "PetStatus"]
 
 
 class PetStatus(str, enum.Enum):
@@ -27,22 +29,41 @@ class PetStatus(str, enum.Enum):
     def __str__(self) -> str:
         return self.value
 
+    def __repr__(self) -> str:
+        # Valid Python that reads well in a model's repr: PetStatus.SOLD, not <PetStatus...>.
+        return f"{type(self).__name__}.{self.name}"
+
 
 class _WireModel:
-    """Conversion to and from the wire format, shared by every model."""
+    """Conversion to and from the wire format, and display in Jupyter, shared by every model."""
 
     __slots__ = ()
 
-    def to_dict(self) -> dict[str, Any]:
-        """Return the wire-format dict (camelCase keys, ``status`` omitted when ``None``)."""
-        return unstructure(self)  # type: ignore[no-any-return]
+    def to_dict(self, use_api_names: bool = True) -> dict[str, Any]:
+        """Return the model as a dict of plain JSON values.
+
+        Args:
+            use_api_names: ``True`` (the default): the wire format, camelCase keys
+                (``categoryId``), a ``None`` status left out. ``False``: every field under
+                its Python name (``category_id``), ``None`` included: a row for a table, such
+                as ``pandas.DataFrame([pet.to_dict(use_api_names=False) for pet in pets])``.
+
+        Returns:
+            A new dict; a status is its string value.
+        """
+        return unstructure(self, use_api_names=use_api_names)  # type: ignore[no-any-return]
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Self:
-        """Build an instance from a wire-format dict; unknown keys are ignored.
+        """Build an instance from a dict in either form ``to_dict`` writes; ignore unknown keys.
+
+        Rows read back from a table work too: an optional field that is ``None``, ``NaN`` or
+        ``pandas.NA`` is absent, and integers of another library (``numpy.int64``) are taken
+        as ``int``; booleans and floats are not integers.
 
         Args:
-            data: a decoded JSON object, as returned by ``to_dict`` or sent by the API.
+            data: a decoded JSON object, as returned by ``to_dict`` (either form), sent by the
+                API, or read from a row of a ``pandas.DataFrame``.
 
         Returns:
             The model instance.
@@ -51,7 +72,11 @@ class _WireModel:
             WireFormatError: (a ``ValueError``) a field is missing or has the wrong type; the
                 message names it by its wire name (for example ``$.categoryId``).
         """
-        return structure(data, cls)
+        return structure(plain_row(data, cls), cls)
+
+    def _repr_html_(self) -> str:
+        """Jupyter's rich display: the model as a one-row HTML table."""
+        return html_table([self])
 
 
 @frozen
@@ -85,6 +110,20 @@ class Pet(_WireModel):
     name: str
     category_id: int
     status: PetStatus | str | None = None
+
+
+class PetList(list[Pet]):
+    """What ``list_pets`` returns: a plain ``list`` of ``Pet`` that Jupyter shows as one table.
+
+    Type checkers see ``list[Pet]``; it compares equal to a plain list of the same pets, and
+    slicing or copying it gives a plain ``list``.
+    """
+
+    __slots__ = ()
+
+    def _repr_html_(self) -> str | None:
+        """Jupyter's rich display: one HTML table, a row per pet; an empty list shows as ``[]``."""
+        return html_table(self) if self else None
 
 
 @frozen

@@ -15,15 +15,15 @@ from attrs import define
 
 from animalstore_client._config import check_headers, check_timeout
 from animalstore_client._converter import enum_value, unstructure
-from animalstore_client._models import NewPet, Pet, PetStatus
+from animalstore_client._models import NewPet, Pet, PetList, PetStatus
 from animalstore_client._types import NOT_GIVEN
 from animalstore_client._validation import check_enum, check_int, check_str, check_token
 
 __all__ = ["Operation", "create_pet", "get_pet", "list_pets"]
 
 T = TypeVar("T")
-#: Built once: a fresh `list[Pet]` per call would also be hashed afresh by every lookup.
-_PETS = list[Pet]
+#: What a list of pets is structured into: a `list[Pet]` that Jupyter shows as a table.
+_PETS = PetList
 #: Stripe's limit, which services that deduplicate on the key commonly share.
 _MAX_IDEMPOTENCY_KEY = 255
 

@@ -53,7 +53,7 @@ def check_int(argument: str, value: object, low: int = INT64_MIN, high: int = IN
     if isinstance(value, bool):
         raise TypeError(f"{argument} must be an int, got bool {value!r}")
     if not isinstance(value, int):
-        if _is_boolean(value):
+        if is_boolean(value):
             # Refused before operator.index: numpy < 2.3 still converts numpy.True_ to 1 (with
             # only a DeprecationWarning), which would send `limit=1` for a mask value.
             raise TypeError(
@@ -73,7 +73,7 @@ def check_int(argument: str, value: object, low: int = INT64_MIN, high: int = IN
     return value
 
 
-def _is_boolean(value: object) -> bool:
+def is_boolean(value: object) -> bool:
     """Whether ``value`` is another library's boolean: ``numpy.bool_``, a 0-d bool array.
 
     Recognised by the array protocol's type code, ``dtype.kind == "b"``, which numpy, pandas,

@@ -198,6 +198,15 @@ def test_stored_notebook_was_run_top_to_bottom_without_errors() -> None:
     assert [cell.execution_count for cell in code_cells] == list(range(1, len(code_cells) + 1))
     kinds = {kind for cell in code_cells for kind, _ in cell_outputs(cell)}
     assert kinds <= {"stream stdout", "execute_result"}  # no error, nothing on stderr
+    # Pets and lists of them show as the SDK's HTML tables, not as text.
+    tables = [
+        output.data["text/html"]
+        for cell in code_cells
+        for output in cell.outputs
+        if output.output_type == "execute_result" and "text/html" in output.data
+    ]
+    sdk_tables = [html for html in tables if html.startswith("<table><thead><tr><th>id</th>")]
+    assert len(sdk_tables) == 5  # Tom, Rex, the available list, the fetched Rex, the async list
 
 
 def test_notebook_runs_and_its_outputs_match_the_stored_ones() -> None:
