@@ -18,8 +18,9 @@ import attrs
 import httpx
 
 from animalstore_client._client import AsyncClient, Client
+from animalstore_client._config import DEFAULT_MAX_RETRIES
 from animalstore_client._models import Pet, PetStatus
-from animalstore_client._types import PetStatusLiteral
+from animalstore_client._types import NOT_GIVEN, NotGiven, PetStatusLiteral
 from animalstore_client.testing._transport import FakeTransport
 
 if TYPE_CHECKING:
@@ -288,45 +289,78 @@ class FakeAnimalStore:
         """
         return FakeTransport(self)
 
-    def client(self, **options: Any) -> Client:
+    def client(
+        self,
+        api_key: str | None = None,
+        *,
+        timeout: float | httpx.Timeout | NotGiven | None = NOT_GIVEN,
+        max_retries: int = DEFAULT_MAX_RETRIES,
+        default_headers: Mapping[str, str] | None = None,
+    ) -> Client:
         """Return an SDK ``Client`` that talks to this store in process, with no socket.
 
         Args:
-            **options: more ``Client`` arguments (``max_retries``, ``timeout``, ``api_key`` to
-                override the store's first key, ...).
+            api_key: the key to send; ``None``: the store's first key.
+            timeout: as ``Client``'s.
+            max_retries: as ``Client``'s.
+            default_headers: as ``Client``'s.
 
         Returns:
             The client; close it (or use ``with``) like any other.
 
         Raises:
-            ValueError: the store accepts no key and no ``api_key`` was given.
+            ValueError: the store accepts no key and no ``api_key`` was given, or an argument
+                ``Client`` refuses.
+            TypeError: an argument of the wrong type.
         """
         return Client(
-            **self._client_options(options), http_client=httpx.Client(transport=self.transport())
+            self._key(api_key),
+            base_url=IN_PROCESS_BASE_URL,
+            timeout=timeout,
+            max_retries=max_retries,
+            default_headers=default_headers,
+            http_client=httpx.Client(transport=self.transport()),
         )
 
-    def async_client(self, **options: Any) -> AsyncClient:
+    def async_client(
+        self,
+        api_key: str | None = None,
+        *,
+        timeout: float | httpx.Timeout | NotGiven | None = NOT_GIVEN,
+        max_retries: int = DEFAULT_MAX_RETRIES,
+        default_headers: Mapping[str, str] | None = None,
+    ) -> AsyncClient:
         """Return an SDK ``AsyncClient`` that talks to this store in process, with no socket.
 
         Args:
-            **options: more ``AsyncClient`` arguments, as for :meth:`client`.
+            api_key: the key to send; ``None``: the store's first key.
+            timeout: as ``AsyncClient``'s.
+            max_retries: as ``AsyncClient``'s.
+            default_headers: as ``AsyncClient``'s.
 
         Returns:
             The client; close it with ``await client.aclose()`` or ``async with``.
 
         Raises:
-            ValueError: the store accepts no key and no ``api_key`` was given.
+            ValueError: the store accepts no key and no ``api_key`` was given, or an argument
+                ``AsyncClient`` refuses.
+            TypeError: an argument of the wrong type.
         """
         return AsyncClient(
-            **self._client_options(options),
+            self._key(api_key),
+            base_url=IN_PROCESS_BASE_URL,
+            timeout=timeout,
+            max_retries=max_retries,
+            default_headers=default_headers,
             http_client=httpx.AsyncClient(transport=self.transport()),
         )
 
-    def _client_options(self, options: dict[str, Any]) -> dict[str, Any]:
+    def _key(self, api_key: str | None) -> str:
         # Checked here: a key of None would make the client read ANIMALSTORE_API_KEY instead.
-        if self._first_key is None and options.get("api_key") is None:
+        key = self._first_key if api_key is None else api_key
+        if key is None:
             raise ValueError("no API key: this store accepts none, so pass api_key=")
-        return {"api_key": self._first_key, "base_url": IN_PROCESS_BASE_URL, **options}
+        return key
 
     def serve(self, port: int = 0) -> AbstractContextManager[str]:
         """Serve this store over HTTP on 127.0.0.1 for the duration of a ``with`` block.

@@ -63,6 +63,46 @@ def test_client_and_async_client_expose_the_same_api() -> None:
     assert sync_init == async_init
 
 
+@pytest.mark.parametrize(
+    ("cls", "http_client"),
+    [
+        (Client, "httpx.Client | None"),
+        (AsyncClient, "httpx.AsyncClient | aiohttp.ClientSession | None"),
+    ],
+)
+def test_help_shows_the_constructor_first_on_the_class_itself(cls: type, http_client: str) -> None:
+    import pydoc
+
+    text = pydoc.plain(pydoc.render_doc(cls))
+    defined_here = text.index("Methods defined here:")
+    inherited = text.find("Methods inherited from")
+    init = text.index("__init__(self, api_key")
+    assert defined_here < init < (inherited if inherited != -1 else len(text))
+    signature = text[init : text.index(")", init)]
+    assert f"http_client: '{http_client}' = None" in signature
+    assert "HttpT" not in text
+
+
+def test_the_stores_clients_spell_out_the_options_they_take() -> None:
+    from animalstore_client.testing import FakeAnimalStore
+
+    for factory in (FakeAnimalStore.client, FakeAnimalStore.async_client):
+        parameters = inspect.signature(factory).parameters
+        assert list(parameters) == ["self", "api_key", "timeout", "max_retries", "default_headers"]
+        assert all(p.kind is not inspect.Parameter.VAR_KEYWORD for p in parameters.values())
+    store = FakeAnimalStore(api_keys={"sk-first", "sk-second"})
+    store.add_pet("Rex", 3, "available")
+    with store.client(
+        "sk-second", max_retries=0, timeout=2.0, default_headers={"X-Team": "a"}
+    ) as c:
+        assert c.max_retries == 0
+        assert c.timeout == httpx.Timeout(2.0)
+        assert [pet.name for pet in c.list_pets()] == ["Rex"]
+    (request,) = store.requests
+    assert request.headers["authorization"] == "Bearer sk-second"
+    assert request.headers["x-team"] == "a"
+
+
 def test_raw_views_expose_the_same_methods(loop: asyncio.AbstractEventLoop) -> None:
     with Client(api_key=API_KEY) as client:
         sync_view = client.with_raw_response
