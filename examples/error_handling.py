@@ -1,6 +1,6 @@
 """The errors an SDK call raises, provoked one at a time, with what each one carries.
 
-The exception classes are in the README's "Error handling" section. RateLimitError (429) and
+The exception classes are in the README's "Errors" section. RateLimitError (429) and
 InternalServerError (5xx) are not provoked here: the built-in store never answers them.
 
 With ANIMALSTORE_API_KEY set, it talks to the configured service (ANIMALSTORE_BASE_URL, or

@@ -1,4 +1,4 @@
-"""Every ``python`` block in README.md runs, unmodified, as a reader would run it.
+"""Every ``python`` block in README.md and docs/*.md runs, unmodified, as a reader would run it.
 
 The reader's set-up is the Quickstart's: ``animalstore mock-server`` in another shell, and its
 two ``export`` lines pasted. So here: one reference store started exactly so (on a free port),
@@ -28,6 +28,7 @@ from tests.conftest import read_lines, sigint_as_in_a_terminal
 from tests.examples.test_examples import REPO_ROOT, example_env
 
 README = REPO_ROOT / "README.md"
+DOCS = sorted((REPO_ROOT / "docs").glob("*.md"))
 #: An opening fence of a Python block (```python or ```py), and its closing fence.
 _OPENING = re.compile(r"```(?:python|py)\s*")
 _CONTINUES = re.compile(r"#\s*continues\b", re.IGNORECASE)
@@ -42,9 +43,10 @@ class Block:
     line: int
     section: str
     code: str
+    file: str = "README.md"
 
 
-def python_blocks(text: str) -> list[Block]:
+def python_blocks(text: str, file: str = "README.md") -> list[Block]:
     """Every ```python block of a Markdown text, in order."""
     blocks: list[Block] = []
     section = "(top)"
@@ -57,7 +59,8 @@ def python_blocks(text: str) -> list[Block]:
         elif line.startswith("```"):
             end = next(i for i in range(index + 1, len(lines)) if lines[i].startswith("```"))
             if _OPENING.fullmatch(line):
-                blocks.append(Block(index + 1, section, "\n".join(lines[index + 1 : end]) + "\n"))
+                code = "\n".join(lines[index + 1 : end]) + "\n"
+                blocks.append(Block(index + 1, section, code, file))
             index = end  # skip the body: a "# comment" in a block is no heading
         index += 1
     return blocks
@@ -74,7 +77,13 @@ def programs(blocks: list[Block]) -> list[list[Block]]:
     return grouped
 
 
-PROGRAMS = programs(python_blocks(README.read_text(encoding="utf-8")))
+PROGRAMS = [
+    program
+    for path in (README, *DOCS)
+    for program in programs(
+        python_blocks(path.read_text(encoding="utf-8"), str(path.relative_to(REPO_ROOT)))
+    )
+]
 
 
 @attrs.frozen
@@ -120,7 +129,7 @@ def mock_server() -> Iterator[MockServer]:
 
 @pytest.mark.skipif(sys.platform == "win32", reason="stops the mock server with SIGINT")
 @pytest.mark.parametrize(
-    "program", PROGRAMS, ids=[f"line {p[0].line} ({p[0].section})" for p in PROGRAMS]
+    "program", PROGRAMS, ids=[f"{p[0].file} line {p[0].line} ({p[0].section})" for p in PROGRAMS]
 )
 def test_readme_block_runs_as_written(
     program: list[Block], mock_server: MockServer, tmp_path: Path
@@ -138,7 +147,7 @@ def test_readme_block_runs_as_written(
         check=False,
     )
 
-    where = f"README.md line {program[0].line}"
+    where = f"{program[0].file} line {program[0].line}"
     assert result.returncode == 0, f"{where}:\n{result.stdout}{result.stderr}"
     assert result.stderr == "", where
 
@@ -155,11 +164,12 @@ def test_the_quickstart_shows_what_mock_server_prints(mock_server: MockServer) -
 def test_the_blocks_the_issue_named_are_found() -> None:
     sections = {block.section for program in PROGRAMS for block in program}
     assert sections >= {
-        "Quickstart",
+        "Three calls",
         "Async",
-        "Error handling",
+        "Errors",
         "Raw responses",
         "Testing your code with the built-in store",
+        "Configuration",
     }
 
 
@@ -192,7 +202,36 @@ def test_the_grouping_follows_continues_comments() -> None:
     assert grouped[0][1].code == "# Continues the block above: uses x.\nprint(x)\n"
 
 
-def test_the_harness_is_documented_in_the_readme() -> None:
-    text = README.read_text(encoding="utf-8")
+def test_the_harness_is_documented() -> None:
+    text = (REPO_ROOT / "docs" / "development.md").read_text(encoding="utf-8")
     assert "tests/examples/test_readme.py" in text
     assert "# Continues" in text
+
+
+def test_the_readme_is_short_and_its_contents_and_links_lead_somewhere() -> None:
+    text = README.read_text(encoding="utf-8")
+    assert len(text.splitlines()) <= 250
+    anchors = {
+        re.sub(r"[^a-z0-9 -]", "", heading.lower()).replace(" ", "-")
+        for heading in re.findall(r"^#+ (.+)$", text, re.MULTILINE)
+    }
+    for target in re.findall(r"\]\(([^)]+)\)", text):
+        if target.startswith("#"):
+            assert target[1:] in anchors, target
+        else:
+            assert (REPO_ROOT / target.split("#")[0]).is_file(), target
+    # Every page in docs/ is reachable from the README.
+    assert {f"docs/{page.name}" for page in DOCS} <= set(re.findall(r"\((docs/[\w.-]+)", text))
+    # The order a newcomer needs.
+    order = [
+        "Install",
+        "The API key",
+        "Three calls",
+        "Errors",
+        "Async",
+        "Testing your code with the built-in store",
+        "Command line",
+        "More",
+    ]
+    headings = re.findall(r"^## (.+)$", text, re.MULTILINE)
+    assert headings == order
