@@ -42,7 +42,8 @@ __all__ = [
 DEFAULT_CONNECTION_LIMITS = httpx.Limits(
     max_connections=100, max_keepalive_connections=100, keepalive_expiry=5.0
 )
-AIOHTTP_INSTALL_COMMAND = "pip install 'animalstore-client[aiohttp]'"
+#: Works wherever the SDK came from (the package is on no index): what the extra installs.
+AIOHTTP_INSTALL_COMMAND = "pip install 'aiohttp>=3.12'"
 
 
 #: The default TLS context per (SSL_CERT_FILE, SSL_CERT_DIR): loading the CA bundle takes about
@@ -148,7 +149,7 @@ def DefaultAioHttpClient(**kwargs: Any) -> aiohttp.ClientSession:
         async with DefaultAioHttpClient() as http, AsyncClient(http_client=http) as client:
             pets = await client.list_pets()
 
-    It needs the ``aiohttp`` extra (``pip install 'animalstore-client[aiohttp]'``) and asyncio:
+    It needs the ``aiohttp`` extra (or ``pip install 'aiohttp>=3.12'``) and asyncio:
     aiohttp does not run under trio. The defaults: the timeouts of ``DEFAULT_TIMEOUT`` (aiohttp
     has no write timeout), a ``TCPConnector`` sized by ``DEFAULT_CONNECTION_LIMITS``, proxies
     from the environment, and a middleware that turns off aiohttp's own resend of a GET after a
@@ -180,8 +181,8 @@ def DefaultAioHttpClient(**kwargs: Any) -> aiohttp.ClientSession:
         from animalstore_client._aiohttp_backend import new_session
     except ImportError as exc:
         raise ImportError(
-            f"DefaultAioHttpClient needs aiohttp ({exc.name or exc} is missing); install "
-            f"it with: {AIOHTTP_INSTALL_COMMAND}",
+            f"DefaultAioHttpClient needs aiohttp ({exc.name or exc} is missing): install the "
+            f"SDK's aiohttp extra, or aiohttp itself with: {AIOHTTP_INSTALL_COMMAND}",
             name=exc.name,
         ) from exc
     return new_session(**kwargs)

@@ -476,7 +476,8 @@ def test_without_the_extra_default_aio_http_client_says_how_to_install_it(missin
     assert result.returncode == 0, result.stderr
     kind, message = result.stdout.splitlines()
     assert kind == "ImportError"
-    assert "pip install 'animalstore-client[aiohttp]'" in message
+    assert "install the SDK's aiohttp extra, or aiohttp itself with: " in message
+    assert message.endswith("pip install 'aiohttp>=3.12'")
     assert missing in message
 
 
