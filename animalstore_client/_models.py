@@ -14,7 +14,6 @@ from attrs import frozen
 from typing_extensions import Self
 
 from animalstore_client._converter import plain_row, structure, unstructure
-from animalstore_client._display import html_table
 
 __all__ = ["Error", "NewPet", "Pet", "PetList", "PetStatus"]
 
@@ -76,6 +75,8 @@ class _WireModel:
 
     def _repr_html_(self) -> str:
         """Jupyter's rich display: the model as a one-row HTML table."""
+        from animalstore_client._display import html_table  # html is imported at first display
+
         return html_table([self])
 
 
@@ -123,6 +124,8 @@ class PetList(list[Pet]):
 
     def _repr_html_(self) -> str | None:
         """Jupyter's rich display: one HTML table, a row per pet; an empty list shows as ``[]``."""
+        from animalstore_client._display import html_table
+
         return html_table(self) if self else None
 
 
