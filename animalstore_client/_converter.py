@@ -4,10 +4,13 @@ Strict where a typed SDK has to be: cattrs' stock hooks coerce (``"7"`` becomes 
 reject any value of the wrong JSON type. Lenient where the API may grow: unknown keys are
 ignored, and an enum field typed ``SomeEnum | str`` keeps a value it does not know as a plain
 string. Field names are snake_case in Python and camelCase on the wire, for every model.
+``plain_row`` and ``unstructure(..., use_api_names=False)`` read and write the other form of a
+model, a row of a table, with Python names.
 """
 
 from __future__ import annotations
 
+import contextlib
 import enum
 import sys
 import types
@@ -228,7 +231,8 @@ _detailed = _make_converter(detailed=True)
 # The fast mode's hooks for each type, looked up once instead of dispatched on every call.
 _fast_hooks: dict[Any, Callable[[Any, Any], Any]] = {}
 _fast_unstructure_hooks: dict[type, Callable[[Any], Any]] = {}
-# The Python view of a model (``to_dict(use_api_names=False)``): a row for a table.
+# Not the wire format: the Python view of a model (``to_dict(use_api_names=False)``), a row
+# for a table, so a converter of its own.
 _python = Converter()
 _python.register_unstructure_hook_factory(attrs.has, _python_unstructure_hook)
 
@@ -329,6 +333,7 @@ def plain_row(data: object, cls: type) -> object:
             and not is_boolean(value)
         ):
             index = getattr(type(value), "__index__", None)
-            if index is not None:
-                row[wire] = index(value)
+            # A broken __index__ leaves the value as it is, for structure to say what is wrong.
+            with contextlib.suppress(Exception):
+                row[wire] = index(value) if index is not None else value
     return row

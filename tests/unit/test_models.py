@@ -368,6 +368,18 @@ def test_integers_of_another_library_are_taken_as_int() -> None:
     assert type(pet.category_id) is int
 
 
+class BrokenIndex:
+    def __index__(self) -> int:
+        raise RuntimeError("no")
+
+
+def test_a_broken_index_is_reported_as_a_wrong_type() -> None:
+    with pytest.raises(WireFormatError) as caught:
+        Pet.from_dict({"id": BrokenIndex(), "name": "Rex", "category_id": 3})
+    (problem,) = caught.value.problems
+    assert problem.startswith("$.id: expected an integer, got BrokenIndex <")
+
+
 def test_python_names_are_not_accepted_in_a_response_body() -> None:
     # Only from_dict reads rows: the API's own answers stay in the wire format.
     with pytest.raises(WireFormatError, match=r"\$\.categoryId: required field is missing"):
