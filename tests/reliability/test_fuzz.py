@@ -34,6 +34,7 @@ from animalstore_client import (
     InternalServerError,
     NotFoundError,
     Pet,
+    PetList,
     PetStatus,
     RateLimitError,
 )
@@ -194,7 +195,7 @@ def check_outcome(operation: str, status: int, outcome: object) -> None:
         return
     assert 200 <= status < 300, (status, outcome)
     if operation == "list_pets":
-        assert type(outcome) is list
+        assert type(outcome) is PetList  # a list[Pet] that Jupyter shows as a table
         assert all(is_valid_pet(p) for p in outcome)
     else:
         assert is_valid_pet(outcome)
