@@ -88,9 +88,9 @@ class APIResponse(Generic[T]):
     @classmethod
     def _of(cls, answer: Answer, result_type: Any, retries_taken: int) -> APIResponse[Any]:
         """Wrap a backend's answer (the SDK's own constructor)."""
-        response: APIResponse[Any] = cls.__new__(cls)
-        response._init(answer, result_type, retries_taken)
-        return response
+        wrapped: APIResponse[Any] = cls.__new__(cls)
+        wrapped._init(answer, result_type, retries_taken)
+        return wrapped
 
     @property
     def http_response(self) -> httpx.Response:
