@@ -12,7 +12,13 @@ The built-in reference store for tests and demos is in ``animalstore_client.test
 """
 
 from animalstore_client._client import AsyncClient, Client
-from animalstore_client._config import BASE_URLS, DEFAULT_MAX_RETRIES, DEFAULT_TIMEOUT, Environment
+from animalstore_client._config import (
+    BASE_URLS,
+    DEFAULT_MAX_RESPONSE_BYTES,
+    DEFAULT_MAX_RETRIES,
+    DEFAULT_TIMEOUT,
+    Environment,
+)
 from animalstore_client._converter import WireFormatError
 from animalstore_client._exceptions import (
     AnimalStoreError,
@@ -26,6 +32,7 @@ from animalstore_client._exceptions import (
     InternalServerError,
     NotFoundError,
     RateLimitError,
+    ResponseTooLargeError,
 )
 from animalstore_client._exports import publish
 from animalstore_client._http_clients import (
@@ -43,6 +50,7 @@ from animalstore_client._version import __version__
 __all__ = [
     "BASE_URLS",
     "DEFAULT_CONNECTION_LIMITS",
+    "DEFAULT_MAX_RESPONSE_BYTES",
     "DEFAULT_MAX_RETRIES",
     "DEFAULT_TIMEOUT",
     "NOT_GIVEN",
@@ -73,6 +81,7 @@ __all__ = [
     "PetStatusLiteral",
     "RateLimitError",
     "RawResponses",
+    "ResponseTooLargeError",
     "WireFormatError",
     "__version__",
 ]

@@ -21,14 +21,16 @@ from aiohttp.http_exceptions import ContentEncodingError
 from animalstore_client._eventloop import refuse_trio
 from animalstore_client._wire import (
     Answer,
+    CappedBody,
     Failure,
     RecordedAnswer,
     Request,
     SendFailure,
-    redacted_request,
+    too_large,
 )
 
 __all__ = ["AiohttpAnswer", "AiohttpSender", "new_session"]
+
 
 async def _next_turn() -> None:
     """Let the event loop run the callbacks it has queued, then go on.
@@ -40,6 +42,7 @@ async def _next_turn() -> None:
     turn = loop.create_future()
     loop.call_soon(turn.set_result, None)
     await turn
+
 
 #: First match wins: subclasses before their bases.
 _FAILURES: tuple[tuple[type[BaseException], Failure], ...] = (
@@ -86,9 +89,7 @@ def classify(exc: BaseException, request: Request) -> SendFailure:
         failure,
         detail,
         timeout=isinstance(exc, asyncio.TimeoutError),
-        request=redacted_request(
-            request.method, request.full_url, request.headers, request.timeout
-        ),
+        request=request.redacted(),
     )
 
 
@@ -197,9 +198,7 @@ class AiohttpAnswer(Answer):
                 self.content,
                 self.raw,
                 extensions,
-                redacted_request(
-                    request.method, request.full_url, request.headers, request.timeout
-                ),
+                request.redacted(),
             )
         return self._recorded
 
@@ -226,7 +225,7 @@ class AiohttpSender:
         await asyncio.sleep(delay)
 
     async def send(self, request: Request) -> Answer | SendFailure:
-        """Send one attempt and read its answer in full.
+        """Send one attempt and read its answer in full, up to ``request.max_bytes``.
 
         Returns:
             The answer, or the classified failure.
@@ -260,7 +259,11 @@ class AiohttpSender:
                     sock_read=timeout.get("read"),
                 ),
             ) as response:
-                content = await response.read()
+                body = CappedBody(request.max_bytes)
+                async for chunk in response.content.iter_any():
+                    if not body.add(chunk):
+                        response.close()  # not released: the rest of the body must not be read
+                        return too_large(request, request.redacted())
         except _AttemptFailed as exc:
             return classify(exc.error, request)
         except (aiohttp.ClientError, asyncio.TimeoutError) as exc:
@@ -273,7 +276,7 @@ class AiohttpSender:
             if not self.session.closed:
                 raise
         else:
-            return AiohttpAnswer(request, response, content)
+            return AiohttpAnswer(request, response, body.content())
         finally:
             _sdk_call.reset(marked)
         # The session was closed meanwhile; raised here, outside aiohttp's frames, whose locals

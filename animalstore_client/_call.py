@@ -1,10 +1,12 @@
 """One API call across all its attempts, as a state machine with no I/O.
 
-The clients drive it: hand ``call.begin()``'s plain ``Request`` to a backend, give what came
-back (an ``Answer`` or a ``SendFailure``) to ``call.after()``, and either sleep the delay it
-returns and go round again, or return ``call.result``. Everything else (the request itself,
-retry decisions, logging, the service's deprecation signals, parsing and error mapping)
-happens here, once for every client and backend.
+The clients drive it: hand ``call.begin()``'s plain ``Request`` to a backend (within
+``call.remaining()`` seconds when the call has a ``deadline``; ``call.deadline_passed()`` if
+that ran out), give what came back (an ``Answer`` or a ``SendFailure``) to ``call.after()``,
+and either sleep the delay it returns and go round again, or return ``call.result``.
+Everything else (the request itself, retry decisions, the deadline, logging, the service's
+deprecation signals, parsing and error mapping) happens here, once for every client and
+backend.
 """
 
 from __future__ import annotations
@@ -20,7 +22,8 @@ from animalstore_client._logging import logger
 from animalstore_client._operations import Operation
 from animalstore_client._response import APIResponse, connection_error, parse_body, status_error
 from animalstore_client._retries import retry_delay
-from animalstore_client._wire import Answer, Request, SendFailure
+from animalstore_client._types import NotGiven
+from animalstore_client._wire import Answer, Failure, Request, SendFailure
 
 __all__ = ["Call"]
 
@@ -39,12 +42,14 @@ class Call(Generic[T]):
     """
 
     __slots__ = (
+        "_ends",
         "_idempotent",
         "_max_retries",
         "_notices",
         "_operation",
         "_raw",
         "_started",
+        "deadline",
         "request",
         "result",
         "retries",
@@ -81,7 +86,12 @@ class Call(Generic[T]):
             headers,
             content,
             timeout,
+            options.max_response_bytes,
         )
+        deadline = operation.deadline
+        #: Seconds for the whole call, retries and waits included; ``None`` for no limit.
+        self.deadline = options.deadline if isinstance(deadline, NotGiven) else deadline
+        self._ends = None if self.deadline is None else time.monotonic() + self.deadline
         # The SDK already warns when a deprecated operation is called: once is enough.
         self._notices = None if operation.deprecated else notices
         self._operation = operation
@@ -92,9 +102,41 @@ class Call(Generic[T]):
         self.result: T
 
     def begin(self) -> Request:
-        """Start an attempt: note the time and return the request to send."""
+        """Start an attempt: note the time and return the request to send.
+
+        Under a deadline, no phase of the attempt may wait longer than the time left.
+        """
         self._started = time.perf_counter()
-        return self.request
+        if self._ends is None:
+            return self.request
+        left = max(self._ends - time.monotonic(), 0.0)
+        request = self.request
+        return Request(
+            request.method,
+            request.url,
+            request.params,
+            request.headers,
+            request.content,
+            {
+                phase: left if seconds is None else min(seconds, left)
+                for phase, seconds in request.timeout.items()
+            },
+            request.max_bytes,
+        )
+
+    def remaining(self) -> float:
+        """Return the seconds left before the deadline (0 when past it; a deadline is set)."""
+        assert self._ends is not None, "remaining() is for a call with a deadline"
+        return max(self._ends - time.monotonic(), 0.0)
+
+    def deadline_passed(self) -> SendFailure:
+        """Return the outcome of an attempt that the deadline cut off: never retried."""
+        return SendFailure(
+            Failure.FATAL,
+            f"deadline={self.deadline:g} s passed before the call was done",
+            timeout=True,
+            request=self.request.redacted(),
+        )
 
     def after(self, outcome: Answer | SendFailure) -> float | None:
         """Take in one attempt's outcome and decide what comes next.
@@ -112,7 +154,8 @@ class Call(Generic[T]):
         Raises:
             APIStatusError: (a subclass of) for a non-2xx answer that is not retried.
             APIConnectionError: (or ``APITimeoutError``) when no response came and no retry is
-                left or allowed.
+                left, allowed or possible before the deadline.
+            ResponseTooLargeError: the body was larger than ``max_response_bytes``.
             APIResponseValidationError: for a 2xx answer whose body does not fit the schema.
         """
         if logger.isEnabledFor(logging.DEBUG):
@@ -136,15 +179,18 @@ class Call(Generic[T]):
             retries_taken=self.retries,
             max_retries=self._max_retries,
         )
-        if delay is not None:
+        if delay is not None and (self._ends is None or time.monotonic() + delay < self._ends):
+            # (A retry the deadline leaves no time for is not made: the last outcome stands.)
             self.retries += 1
             logger.info(
-                "retrying %s %s in %.2f s (retry %d of %d)",
+                "retrying %s %s in %.1f s after %s (attempt %d of %d)",
                 self.request.method,
                 self.request.full_url,
                 delay,
-                self.retries,
-                self._max_retries,
+                outcome.status_code if isinstance(outcome, Answer) else outcome.cause,
+                self.retries + 1,
+                self._max_retries + 1,
+                extra={"animalstore_retry": True},
             )
             return delay
         if isinstance(outcome, SendFailure):

@@ -10,6 +10,7 @@ import io
 import json
 import sys
 import unicodedata
+from collections.abc import Callable
 from typing import Any
 
 from animalstore_client._exceptions import (
@@ -30,12 +31,14 @@ _RIGHT_ALIGNED = (True, False, True, False)
 
 
 def print_result(result: Pet | list[Pet], output: str | None) -> None:
-    """Print a command's result on stdout.
+    r"""Print a command's result on stdout.
 
     Args:
         result: one animal (``create``, ``get``) or a list of them (``list``).
         output: ``"table"``, ``"json"``, ``"jsonl"``, or ``None`` for table on a terminal and
-            json otherwise.
+            json otherwise. JSON is written as UTF-8, with a lone surrogate (which UTF-8 cannot
+            encode) as a ``\ud800`` escape; on a terminal every character that is not
+            printable (C1 controls, bidi overrides ...) is written as such an escape too.
     """
     if output is None:
         output = "table" if sys.stdout.isatty() else "json"
@@ -47,12 +50,13 @@ def print_result(result: Pet | list[Pet], output: str | None) -> None:
     else:
         # JSON is UTF-8 (RFC 8259), whatever the locale says.
         _reconfigure(sys.stdout, encoding="utf-8")
+        terminal = sys.stdout.isatty()
         wire = [pet.to_dict() for pet in pets]
         if output == "jsonl":
-            text = "\n".join(json.dumps(item, ensure_ascii=False) for item in wire)
+            text = "\n".join(_json(item, indent=None, terminal=terminal) for item in wire)
         else:
             single = not isinstance(result, list)
-            text = json.dumps(wire[0] if single else wire, indent=2, ensure_ascii=False)
+            text = _json(wire[0] if single else wire, indent=2, terminal=terminal)
     if text:
         print(text, flush=True)
 
@@ -130,11 +134,66 @@ def _char_width(char: str) -> int:
     return 2 if unicodedata.east_asian_width(char) in ("W", "F") else 1
 
 
-def _printable(text: str) -> str:
-    """Escape control characters, so that data from the API cannot drive the terminal."""
-    if text.isprintable():
+def _json(value: object, *, indent: int | None, terminal: bool) -> str:
+    """Return ``value`` as JSON text that UTF-8 can encode and, on a terminal, cannot drive it.
+
+    Args:
+        value: the wire JSON value.
+        indent: as ``json.dumps``'s.
+        terminal: escape every character that is not printable, not only lone surrogates.
+
+    Returns:
+        The JSON text; it decodes to ``value``. Without such characters it is exactly what
+        ``json.dumps(value, indent=indent, ensure_ascii=False)`` returns.
+    """
+    text = json.dumps(value, indent=indent, ensure_ascii=False)
+    # json.dumps escapes C0 controls, so every character escaped here is inside a string,
+    # where a \uXXXX escape means the same character; the raw newlines of indent are not.
+    if terminal:
+        return "\n".join(_printable(line, _json_escape) for line in text.split("\n"))
+    return _printable(text, _json_escape, keep=_utf8_encodable)
+
+
+def _json_escape(char: str) -> str:
+    # ensure_ascii spells a character beyond U+FFFF as the surrogate pair JSON requires.
+    return json.dumps(char, ensure_ascii=True)[1:-1]
+
+
+def _python_escape(char: str) -> str:
+    return repr(char)[1:-1]
+
+
+def _utf8_encodable(text: str) -> bool:
+    # Only a lone surrogate (what a "\ud800" JSON escape decodes to) is not.
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def _printable(
+    text: str,
+    escape: Callable[[str], str] = _python_escape,
+    keep: Callable[[str], bool] = str.isprintable,
+) -> str:
+    r"""Escape the characters of ``text`` that are not printable, or that ``keep`` refuses.
+
+    So that data from the API cannot drive the terminal (controls, bidi overrides) or break
+    the output (lone surrogates, which no encoding can write).
+
+    Args:
+        text: the text to show.
+        escape: how to spell one escaped character: a Python escape (``\x1b``) by default.
+        keep: whether a character (or, to skip the work, the whole text) is kept as it is;
+            by default when it is printable (``str.isprintable``).
+
+    Returns:
+        ``text`` with every character ``keep`` refuses replaced by ``escape(char)``.
+    """
+    if keep(text):
         return text
-    return "".join(char if char.isprintable() else repr(char)[1:-1] for char in text)
+    return "".join(char if keep(char) else escape(char) for char in text)
 
 
 def _one_line(text: str) -> str:

@@ -24,6 +24,7 @@ from typing_extensions import Self, deprecated
 from animalstore_client import _operations as ops
 from animalstore_client._call import Call
 from animalstore_client._config import (
+    DEFAULT_MAX_RESPONSE_BYTES,
     DEFAULT_MAX_RETRIES,
     DEFAULT_TIMEOUT,
     ClientOptions,
@@ -31,6 +32,7 @@ from animalstore_client._config import (
     merge_headers,
     resolve_options,
 )
+from animalstore_client._deadline import send_within, send_within_async
 from animalstore_client._deprecation import DeprecationNotices
 from animalstore_client._eventloop import refuse_trio
 from animalstore_client._httpx_backend import AsyncHttpxSender, SyncHttpxSender
@@ -38,6 +40,7 @@ from animalstore_client._logging import configure_from_env
 from animalstore_client._models import Pet, PetStatus
 from animalstore_client._pool import AsyncPool, BorrowedPool, SyncPool
 from animalstore_client._types import NOT_GIVEN, NotGiven, PetStatusLiteral
+from animalstore_client._wire import Answer, SendFailure
 
 if TYPE_CHECKING:
     import aiohttp
@@ -61,6 +64,8 @@ class _BaseClient:
         timeout: object,
         max_retries: object,
         default_headers: object,
+        max_response_bytes: object,
+        deadline: object,
         pool: SyncPool | AsyncPool | BorrowedPool,
     ) -> None:
         self._options: ClientOptions = resolve_options(
@@ -70,6 +75,8 @@ class _BaseClient:
             timeout=timeout,
             max_retries=max_retries,
             default_headers=default_headers,
+            max_response_bytes=max_response_bytes,
+            deadline=deadline,
         )
         configure_from_env(os.environ)
         self._pool: Any = pool
@@ -97,6 +104,16 @@ class _BaseClient:
         """How many times a failed attempt may be retried."""
         return self._options.max_retries
 
+    @property
+    def max_response_bytes(self) -> int | None:
+        """The most bytes an answer's decoded body may hold (``None``: no limit)."""
+        return self._options.max_response_bytes
+
+    @property
+    def deadline(self) -> float | None:
+        """Seconds a whole call may take, retries included (``None``: no limit)."""
+        return self._options.deadline
+
     def with_options(
         self,
         *,
@@ -104,6 +121,8 @@ class _BaseClient:
         timeout: float | httpx.Timeout | NotGiven | None = NOT_GIVEN,
         max_retries: int | NotGiven = NOT_GIVEN,
         default_headers: Mapping[str, str] | NotGiven = NOT_GIVEN,
+        max_response_bytes: int | NotGiven | None = NOT_GIVEN,
+        deadline: float | NotGiven | None = NOT_GIVEN,
     ) -> Self:
         """Return a copy with other settings that shares this client's connection pool.
 
@@ -117,6 +136,10 @@ class _BaseClient:
             max_retries: the copy's retry budget; omitted, this client's.
             default_headers: headers merged over this client's default headers for the copy
                 (names compared case-insensitively); checked as for the constructor.
+            max_response_bytes: the copy's cap on an answer's decoded body (``None``: no
+                limit); omitted, this client's.
+            deadline: the copy's deadline for a whole call (``None``: none); omitted, this
+                client's.
 
         Returns:
             The new client.
@@ -142,6 +165,12 @@ class _BaseClient:
                     options.max_retries if isinstance(max_retries, NotGiven) else max_retries
                 ),
                 default_headers=headers,
+                max_response_bytes=(
+                    options.max_response_bytes
+                    if isinstance(max_response_bytes, NotGiven)
+                    else max_response_bytes
+                ),
+                deadline=options.deadline if isinstance(deadline, NotGiven) else deadline,
             )
         )
 
@@ -246,6 +275,8 @@ class Client(_BaseClient):
         max_retries: int = DEFAULT_MAX_RETRIES,
         http_client: httpx.Client | None = None,
         default_headers: Mapping[str, str] | None = None,
+        max_response_bytes: int | None = DEFAULT_MAX_RESPONSE_BYTES,
+        deadline: float | None = None,
     ) -> None:
         """Configure a client; nothing is sent until a method is called.
 
@@ -265,13 +296,21 @@ class Client(_BaseClient):
             default_headers: extra headers sent on every request; not ``Authorization``
                 (the key goes in ``api_key``) nor ``Idempotency-Key`` (``create_pet`` takes
                 ``idempotency_key``).
+            max_response_bytes: the most bytes an answer's body may hold once decoded
+                (16 MiB, ``DEFAULT_MAX_RESPONSE_BYTES``); reading stops there and the call
+                raises ``ResponseTooLargeError``. ``None``: no limit.
+            deadline: seconds for a whole call from start to finish, retries and waits
+                included, whatever the server does; past it the call raises
+                ``APITimeoutError``. ``None`` (the default): no limit but ``timeout`` per
+                attempt and ``max_retries``.
 
         Raises:
             TypeError: an argument has the wrong type.
             ValueError: no API key, a key with whitespace or control characters, an invalid
                 URL or one with credentials, an unknown environment, both ``environment`` and
                 ``base_url``, a negative ``max_retries``, or ``Authorization`` or
-                ``Idempotency-Key`` in ``default_headers``.
+                ``Idempotency-Key`` in ``default_headers``, a ``max_response_bytes`` below 1,
+                or a ``deadline`` that is not positive.
         """
         self._configure(
             api_key,
@@ -280,6 +319,8 @@ class Client(_BaseClient):
             timeout=_default_timeout(timeout, http_client),
             max_retries=max_retries,
             default_headers=default_headers,
+            max_response_bytes=max_response_bytes,
+            deadline=deadline,
             pool=_sync_pool(http_client),
         )
 
@@ -289,6 +330,7 @@ class Client(_BaseClient):
         limit: int | None = None,
         status: PetStatus | PetStatusLiteral | None = None,
         timeout: float | httpx.Timeout | NotGiven | None = NOT_GIVEN,
+        deadline: float | NotGiven | None = NOT_GIVEN,
         extra_headers: Mapping[str, str] | None = None,
     ) -> list[Pet]:
         """List animals, optionally only those with one status (``GET /pets``).
@@ -299,6 +341,8 @@ class Client(_BaseClient):
             status: only animals with this status: a ``PetStatus`` or its value
                 (``"available"``, ``"pending"``, ``"sold"``).
             timeout: this call's timeout per attempt, as for the constructor (``None``: no
+                limit); omitted, the client's.
+            deadline: seconds for this whole call, retries and waits included (``None``: no
                 limit); omitted, the client's.
             extra_headers: headers for this call only, merged over the client's (names
                 compared case-insensitively); checked as ``default_headers`` are.
@@ -318,11 +362,19 @@ class Client(_BaseClient):
                 refused: see ``with_options(api_key=...)``).
             AuthenticationError: the API key was refused (401).
             APIStatusError: any other non-2xx answer, after retries where allowed.
-            APIConnectionError: no answer (``APITimeoutError`` on timeout), after retries.
+            APIConnectionError: no answer (``APITimeoutError`` on a timeout or past the
+                deadline), after retries.
+            ResponseTooLargeError: the answer's body is larger than ``max_response_bytes``.
             APIResponseValidationError: the answer does not fit the schema.
         """
         return self._request(
-            ops.list_pets(limit=limit, status=status, timeout=timeout, extra_headers=extra_headers)
+            ops.list_pets(
+                limit=limit,
+                status=status,
+                timeout=timeout,
+                deadline=deadline,
+                extra_headers=extra_headers,
+            )
         )
 
     def create_pet(
@@ -333,6 +385,7 @@ class Client(_BaseClient):
         status: PetStatus | PetStatusLiteral | None = None,
         idempotency_key: str | None = None,
         timeout: float | httpx.Timeout | NotGiven | None = NOT_GIVEN,
+        deadline: float | NotGiven | None = NOT_GIVEN,
         extra_headers: Mapping[str, str] | None = None,
     ) -> Pet:
         """Add an animal (``POST /pets``); never creates it twice.
@@ -350,6 +403,8 @@ class Client(_BaseClient):
                 retrying after a crash); 1 to 255 printable ASCII characters, no whitespace.
                 ``None``: a fresh UUID4 for this call.
             timeout: this call's timeout per attempt, as for the constructor (``None``: no
+                limit); omitted, the client's.
+            deadline: seconds for this whole call, retries and waits included (``None``: no
                 limit); omitted, the client's.
             extra_headers: headers for this call only, merged over the client's (names
                 compared case-insensitively); checked as ``default_headers`` are.
@@ -371,7 +426,9 @@ class Client(_BaseClient):
             BadRequestError: the service rejected the animal (400).
             AuthenticationError: the API key was refused (401).
             APIStatusError: any other non-2xx answer.
-            APIConnectionError: no answer (``APITimeoutError`` on timeout).
+            APIConnectionError: no answer (``APITimeoutError`` on a timeout or past the
+                deadline).
+            ResponseTooLargeError: the answer's body is larger than ``max_response_bytes``.
             APIResponseValidationError: the answer does not fit the schema.
         """
         return self._request(
@@ -381,6 +438,7 @@ class Client(_BaseClient):
                 status=status,
                 idempotency_key=idempotency_key,
                 timeout=timeout,
+                deadline=deadline,
                 extra_headers=extra_headers,
             )
         )
@@ -395,6 +453,7 @@ class Client(_BaseClient):
         pet_id: int,
         *,
         timeout: float | httpx.Timeout | NotGiven | None = NOT_GIVEN,
+        deadline: float | NotGiven | None = NOT_GIVEN,
         extra_headers: Mapping[str, str] | None = None,
     ) -> Pet:
         """Fetch one animal by id (``GET /pets/{petId}``). Deprecated.
@@ -406,6 +465,8 @@ class Client(_BaseClient):
         Args:
             pet_id: the animal's id (an int64).
             timeout: this call's timeout per attempt, as for the constructor (``None``: no
+                limit); omitted, the client's.
+            deadline: seconds for this whole call, retries and waits included (``None``: no
                 limit); omitted, the client's.
             extra_headers: headers for this call only, merged over the client's (names
                 compared case-insensitively); checked as ``default_headers`` are.
@@ -420,10 +481,14 @@ class Client(_BaseClient):
             NotFoundError: no animal has this id (404).
             AuthenticationError: the API key was refused (401).
             APIStatusError: any other non-2xx answer, after retries where allowed.
-            APIConnectionError: no answer (``APITimeoutError`` on timeout), after retries.
+            APIConnectionError: no answer (``APITimeoutError`` on a timeout or past the
+                deadline), after retries.
+            ResponseTooLargeError: the answer's body is larger than ``max_response_bytes``.
             APIResponseValidationError: the answer does not fit the schema.
         """
-        return self._request(ops.get_pet(pet_id, timeout=timeout, extra_headers=extra_headers))
+        return self._request(
+            ops.get_pet(pet_id, timeout=timeout, deadline=deadline, extra_headers=extra_headers)
+        )
 
     @cached_property
     def with_raw_response(self) -> RawResponses:
@@ -449,7 +514,13 @@ class Client(_BaseClient):
         sender: SyncHttpxSender = pool.sender or pool.open()
         call = self._start(operation)
         while True:
-            delay = call.after(sender.send(call.begin()))
+            request = call.begin()
+            outcome: Answer | SendFailure | None
+            if call.deadline is None:
+                outcome = sender.send(request)
+            else:
+                outcome = send_within(call.remaining(), sender.send, request)
+            delay = call.after(outcome or call.deadline_passed())
             if delay is None:
                 return call.result
             time.sleep(delay)
@@ -475,6 +546,8 @@ class AsyncClient(_BaseClient):
         max_retries: int = DEFAULT_MAX_RETRIES,
         http_client: httpx.AsyncClient | aiohttp.ClientSession | None = None,
         default_headers: Mapping[str, str] | None = None,
+        max_response_bytes: int | None = DEFAULT_MAX_RESPONSE_BYTES,
+        deadline: float | None = None,
     ) -> None:
         """Configure a client; nothing is sent until a method is called.
 
@@ -496,13 +569,21 @@ class AsyncClient(_BaseClient):
             default_headers: extra headers sent on every request; not ``Authorization``
                 (the key goes in ``api_key``) nor ``Idempotency-Key`` (``create_pet`` takes
                 ``idempotency_key``).
+            max_response_bytes: the most bytes an answer's body may hold once decoded
+                (16 MiB, ``DEFAULT_MAX_RESPONSE_BYTES``); reading stops there and the call
+                raises ``ResponseTooLargeError``. ``None``: no limit.
+            deadline: seconds for a whole call from start to finish, retries and waits
+                included, whatever the server does; past it the call raises
+                ``APITimeoutError``. ``None`` (the default): no limit but ``timeout`` per
+                attempt and ``max_retries``.
 
         Raises:
             TypeError: an argument has the wrong type.
             ValueError: no API key, a key with whitespace or control characters, an invalid
                 URL or one with credentials, an unknown environment, both ``environment`` and
                 ``base_url``, a negative ``max_retries``, or ``Authorization`` or
-                ``Idempotency-Key`` in ``default_headers``.
+                ``Idempotency-Key`` in ``default_headers``, a ``max_response_bytes`` below 1,
+                or a ``deadline`` that is not positive.
             RuntimeError: an ``aiohttp.ClientSession`` is given under trio.
         """
         self._configure(
@@ -512,6 +593,8 @@ class AsyncClient(_BaseClient):
             timeout=_default_timeout(timeout, http_client),
             max_retries=max_retries,
             default_headers=default_headers,
+            max_response_bytes=max_response_bytes,
+            deadline=deadline,
             pool=_async_pool(http_client),
         )
 
@@ -521,6 +604,7 @@ class AsyncClient(_BaseClient):
         limit: int | None = None,
         status: PetStatus | PetStatusLiteral | None = None,
         timeout: float | httpx.Timeout | NotGiven | None = NOT_GIVEN,
+        deadline: float | NotGiven | None = NOT_GIVEN,
         extra_headers: Mapping[str, str] | None = None,
     ) -> list[Pet]:
         """List animals, optionally only those with one status (``GET /pets``).
@@ -531,6 +615,8 @@ class AsyncClient(_BaseClient):
             status: only animals with this status: a ``PetStatus`` or its value
                 (``"available"``, ``"pending"``, ``"sold"``).
             timeout: this call's timeout per attempt, as for the constructor (``None``: no
+                limit); omitted, the client's.
+            deadline: seconds for this whole call, retries and waits included (``None``: no
                 limit); omitted, the client's.
             extra_headers: headers for this call only, merged over the client's (names
                 compared case-insensitively); checked as ``default_headers`` are.
@@ -550,11 +636,19 @@ class AsyncClient(_BaseClient):
                 refused: see ``with_options(api_key=...)``).
             AuthenticationError: the API key was refused (401).
             APIStatusError: any other non-2xx answer, after retries where allowed.
-            APIConnectionError: no answer (``APITimeoutError`` on timeout), after retries.
+            APIConnectionError: no answer (``APITimeoutError`` on a timeout or past the
+                deadline), after retries.
+            ResponseTooLargeError: the answer's body is larger than ``max_response_bytes``.
             APIResponseValidationError: the answer does not fit the schema.
         """
         return await self._request(
-            ops.list_pets(limit=limit, status=status, timeout=timeout, extra_headers=extra_headers)
+            ops.list_pets(
+                limit=limit,
+                status=status,
+                timeout=timeout,
+                deadline=deadline,
+                extra_headers=extra_headers,
+            )
         )
 
     async def create_pet(
@@ -565,6 +659,7 @@ class AsyncClient(_BaseClient):
         status: PetStatus | PetStatusLiteral | None = None,
         idempotency_key: str | None = None,
         timeout: float | httpx.Timeout | NotGiven | None = NOT_GIVEN,
+        deadline: float | NotGiven | None = NOT_GIVEN,
         extra_headers: Mapping[str, str] | None = None,
     ) -> Pet:
         """Add an animal (``POST /pets``); never creates it twice.
@@ -582,6 +677,8 @@ class AsyncClient(_BaseClient):
                 retrying after a crash); 1 to 255 printable ASCII characters, no whitespace.
                 ``None``: a fresh UUID4 for this call.
             timeout: this call's timeout per attempt, as for the constructor (``None``: no
+                limit); omitted, the client's.
+            deadline: seconds for this whole call, retries and waits included (``None``: no
                 limit); omitted, the client's.
             extra_headers: headers for this call only, merged over the client's (names
                 compared case-insensitively); checked as ``default_headers`` are.
@@ -603,7 +700,9 @@ class AsyncClient(_BaseClient):
             BadRequestError: the service rejected the animal (400).
             AuthenticationError: the API key was refused (401).
             APIStatusError: any other non-2xx answer.
-            APIConnectionError: no answer (``APITimeoutError`` on timeout).
+            APIConnectionError: no answer (``APITimeoutError`` on a timeout or past the
+                deadline).
+            ResponseTooLargeError: the answer's body is larger than ``max_response_bytes``.
             APIResponseValidationError: the answer does not fit the schema.
         """
         return await self._request(
@@ -613,6 +712,7 @@ class AsyncClient(_BaseClient):
                 status=status,
                 idempotency_key=idempotency_key,
                 timeout=timeout,
+                deadline=deadline,
                 extra_headers=extra_headers,
             )
         )
@@ -631,6 +731,7 @@ class AsyncClient(_BaseClient):
         pet_id: int,
         *,
         timeout: float | httpx.Timeout | NotGiven | None = NOT_GIVEN,
+        deadline: float | NotGiven | None = NOT_GIVEN,
         extra_headers: Mapping[str, str] | None = None,
     ) -> Coroutine[Any, Any, Pet]:
         """Fetch one animal by id (``GET /pets/{petId}``). Deprecated.
@@ -642,6 +743,8 @@ class AsyncClient(_BaseClient):
         Args:
             pet_id: the animal's id (an int64).
             timeout: this call's timeout per attempt, as for the constructor (``None``: no
+                limit); omitted, the client's.
+            deadline: seconds for this whole call, retries and waits included (``None``: no
                 limit); omitted, the client's.
             extra_headers: headers for this call only, merged over the client's (names
                 compared case-insensitively); checked as ``default_headers`` are.
@@ -656,14 +759,16 @@ class AsyncClient(_BaseClient):
             NotFoundError: no animal has this id (404).
             AuthenticationError: the API key was refused (401).
             APIStatusError: any other non-2xx answer, after retries where allowed.
-            APIConnectionError: no answer (``APITimeoutError`` on timeout), after retries.
+            APIConnectionError: no answer (``APITimeoutError`` on a timeout or past the
+                deadline), after retries.
+            ResponseTooLargeError: the answer's body is larger than ``max_response_bytes``.
             APIResponseValidationError: the answer does not fit the schema.
         """
 
         async def fetch() -> Pet:
             # Checked when awaited, like the arguments of the other coroutine methods.
             return await self._request(
-                ops.get_pet(pet_id, timeout=timeout, extra_headers=extra_headers)
+                ops.get_pet(pet_id, timeout=timeout, deadline=deadline, extra_headers=extra_headers)
             )
 
         return fetch()
@@ -692,7 +797,13 @@ class AsyncClient(_BaseClient):
         sender = pool.current() or await pool.open()
         call = self._start(operation)
         while True:
-            delay = call.after(await sender.send(call.begin()))
+            request = call.begin()
+            outcome: Answer | SendFailure | None
+            if call.deadline is None:
+                outcome = await sender.send(request)
+            else:
+                outcome = await send_within_async(call.remaining(), sender.send, request)
+            delay = call.after(outcome or call.deadline_passed())
             if delay is None:
                 return call.result
             await sender.sleep(delay)

@@ -7,6 +7,7 @@ environment variables.
 from __future__ import annotations
 
 import enum
+import math
 import os
 import re
 from collections.abc import Mapping
@@ -20,12 +21,15 @@ from animalstore_client._version import __version__
 
 __all__ = [
     "BASE_URLS",
+    "DEFAULT_MAX_RESPONSE_BYTES",
     "DEFAULT_MAX_RETRIES",
     "DEFAULT_TIMEOUT",
     "RESERVED_HEADERS",
     "ClientOptions",
     "Environment",
+    "check_deadline",
     "check_headers",
+    "check_max_response_bytes",
     "check_timeout",
     "merge_headers",
     "resolve_options",
@@ -55,6 +59,9 @@ BASE_URLS: Mapping[Environment, str] = MappingProxyType(
 DEFAULT_TIMEOUT = httpx.Timeout(30.0, connect=5.0)
 DEFAULT_MAX_RETRIES = 2
 _MAX_TIMEOUT = 1e9
+#: The most an answer's body may hold once decoded: the API's largest legitimate answer (100
+#: animals) is tens of kilobytes, and a decompression bomb must not cost gigabytes.
+DEFAULT_MAX_RESPONSE_BYTES = 16 * 1024 * 1024
 
 #: RFC 9110 "token": what a header name may be made of.
 _HEADER_NAME = re.compile(r"[!#$%&'*+.^_`|~0-9A-Za-z-]+")
@@ -82,6 +89,8 @@ class ClientOptions:
     timeout: httpx.Timeout
     max_retries: int
     default_headers: Mapping[str, str] = field(repr=False)
+    max_response_bytes: int | None
+    deadline: float | None
     #: The headers sent on every request, Authorization included. A plain dict, never
     #: mutated: httpx copies a dict faster than any other mapping.
     headers: dict[str, str] = field(repr=False)
@@ -186,6 +195,46 @@ def check_timeout(timeout: object) -> httpx.Timeout:
     return resolved
 
 
+def check_deadline(argument: str, deadline: object) -> float | None:
+    """Return a deadline in seconds as a ``float``; ``None`` (no deadline) stays ``None``.
+
+    Args:
+        argument: the argument's name, for the error messages.
+        deadline: seconds for a whole call, retries and waits included, or ``None``.
+
+    Raises:
+        TypeError: ``deadline`` is not a real number or ``None``.
+        ValueError: ``deadline`` is not positive, or is not finite or above 1e9 seconds.
+    """
+    if deadline is None:
+        return None
+    if isinstance(deadline, bool) or not _is_real(deadline):
+        raise TypeError(
+            f"{argument} must be a number of seconds or None, got {type(deadline).__name__}"
+        )
+    try:
+        seconds = float(deadline)  # type: ignore[arg-type]
+    except OverflowError:  # an int too large for a float
+        seconds = math.inf
+    if not 0 < seconds <= _MAX_TIMEOUT:
+        raise ValueError(
+            f"{argument} must be positive and at most {_MAX_TIMEOUT:g} seconds, got {seconds}"
+        )
+    return seconds
+
+
+def check_max_response_bytes(value: object) -> int | None:
+    """Return a body size cap in bytes; ``None`` (no cap) stays ``None``.
+
+    Raises:
+        TypeError: ``value`` is not an int or ``None``.
+        ValueError: ``value`` is less than 1.
+    """
+    if value is None:
+        return None
+    return check_int("max_response_bytes", value, 1, 2**63 - 1)
+
+
 def _is_real(value: object) -> bool:
     """Whether ``value`` is a real number: ``int``, ``float``, or numpy's and the like."""
     if isinstance(value, (int, float)):
@@ -266,6 +315,8 @@ def resolve_options(
     timeout: object,
     max_retries: object,
     default_headers: object,
+    max_response_bytes: object = DEFAULT_MAX_RESPONSE_BYTES,
+    deadline: object = None,
     environ: Mapping[str, str] | None = None,
 ) -> ClientOptions:
     """Validate a client's constructor arguments and fill the gaps from the environment.
@@ -281,6 +332,8 @@ def resolve_options(
             per attempt.
         max_retries: how many times a failed attempt may be retried.
         default_headers: extra headers for every request, or ``None``.
+        max_response_bytes: the most bytes an answer's decoded body may hold, or ``None``.
+        deadline: seconds for a whole call, retries and waits included, or ``None``.
         environ: the variables to read; ``os.environ`` when ``None``.
 
     Returns:
@@ -291,7 +344,8 @@ def resolve_options(
         ValueError: no key, a malformed key or URL, credentials in the URL, both
             ``environment`` and ``base_url``, an unknown environment, a negative
             ``max_retries``, or a default header the SDK sets itself (``Authorization``,
-            ``Idempotency-Key``).
+            ``Idempotency-Key``), a ``max_response_bytes`` below 1, or a ``deadline`` that is
+            not positive.
     """
     environ = os.environ if environ is None else environ
     key = _api_key(api_key, environ)
@@ -302,6 +356,8 @@ def resolve_options(
         timeout=check_timeout(timeout),
         max_retries=check_int("max_retries", max_retries, 0),
         default_headers=headers,
+        max_response_bytes=check_max_response_bytes(max_response_bytes),
+        deadline=check_deadline("deadline", deadline),
         headers=_request_headers(key, headers),
     )
 

@@ -9,6 +9,7 @@ Every exception raised for an API call, or for data that does not fit the wire f
         ├── APIConnectionError           no response (DNS, refused, reset)
         │   └── APITimeoutError
         ├── APIResponseValidationError   2xx whose body does not fit the schema
+        ├── ResponseTooLargeError        a body larger than max_response_bytes
         └── APIStatusError               non-2xx answer
             ├── BadRequestError          400
             ├── AuthenticationError      401
@@ -43,6 +44,7 @@ __all__ = [
     "InternalServerError",
     "NotFoundError",
     "RateLimitError",
+    "ResponseTooLargeError",
     "from_source",
     "status_error_class",
 ]
@@ -122,6 +124,16 @@ class APIConnectionError(APIError):
 
 class APITimeoutError(APIConnectionError):
     """No response was received within the configured timeout."""
+
+
+class ResponseTooLargeError(APIError):
+    """An answer's body, decoded, was larger than ``max_response_bytes``; reading stopped there.
+
+    Raised whatever the status, and never retried: the same answer would come again. The
+    request reached the service, so a ``create_pet`` that raises it may have created the
+    animal. Raise the client's ``max_response_bytes`` (``with_options``) if the answer is
+    legitimate.
+    """
 
 
 class APIResponseValidationError(APIError):

@@ -15,11 +15,14 @@ import httpx
 from animalstore_client._eventloop import sleep
 from animalstore_client._wire import (
     Answer,
+    CappedBody,
     Failure,
     RecordedAnswer,
     Request,
     SendFailure,
     redacted_request,
+    response_view,
+    too_large,
 )
 
 __all__ = ["AsyncHttpxSender", "HttpxAnswer", "SyncHttpxSender", "classify", "to_httpx"]
@@ -56,12 +59,17 @@ def classify(exc: httpx.RequestError, request: httpx.Request) -> SendFailure:
         failure,
         f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__,
         timeout=isinstance(exc, httpx.TimeoutException),
-        request=redacted_request(
-            request.method,
-            request.url,
-            request.headers.multi_items(),
-            request.extensions.get("timeout"),
-        ),
+        request=_redacted(request),
+    )
+
+
+def _redacted(request: httpx.Request) -> httpx.Request:
+    """Return a view of ``request`` that an exception may keep: ``Authorization`` redacted."""
+    return redacted_request(
+        request.method,
+        request.url,
+        request.headers.multi_items(),
+        request.extensions.get("timeout"),
     )
 
 
@@ -81,43 +89,53 @@ def _hung_up_after_sending(exc: httpx.RequestError) -> bool:
 
 
 class HttpxAnswer(Answer):
-    """An ``httpx.Response``, read, as the core sees it.
+    """An ``httpx.Response`` and its body, read within the cap, as the core sees it.
 
     Args:
-        response: the response, body read.
+        response: the response: streamed and closed, or read.
+        content: its body, decoded, when the response was streamed; ``None`` when it was read.
     """
 
-    __slots__ = ("response",)
+    __slots__ = ("_read", "response")
 
-    def __init__(self, response: httpx.Response) -> None:
+    def __init__(self, response: httpx.Response, content: bytes | None = None) -> None:
         self.response = response
         self.status_code = response.status_code
         self.headers = response.headers
-        self.content = response.content
+        self.content = response.content if content is None else content
+        self._read: httpx.Response | None = response if content is None else None
 
     def http_headers(self) -> httpx.Headers:
         """Return the response's own headers."""
         return self.response.headers
 
     def http_response(self) -> httpx.Response:
-        """Return the response itself."""
-        return self.response
+        """Return the response as httpx would have read it: its request, headers and body.
+
+        httpx's own when it was read; else built on first use, since reading the body in
+        capped pieces leaves httpx's response streamed rather than read.
+        """
+        if self._read is None:
+            response = self.response
+            self._read = response_view(
+                self.status_code,
+                response.headers.raw,
+                self.content,
+                response.request,
+                dict(response.extensions),
+            )
+        return self._read
 
     def recorded(self) -> RecordedAnswer:
         """Return the answer detached from the response's request, which holds the key."""
-        response, request = self.response, self.response.request
+        response = self.response
         return RecordedAnswer(
             self.status_code,
             self.headers,
             self.content,
             response.headers.raw,
             {name: response.extensions[name] for name in _KEPT if name in response.extensions},
-            redacted_request(
-                request.method,
-                request.url,
-                request.headers.multi_items(),
-                request.extensions.get("timeout"),
-            ),
+            _redacted(response.request),
         )
 
     def reason_phrase(self) -> str:
@@ -158,16 +176,24 @@ class SyncHttpxSender:
         self.http = http
 
     def send(self, request: Request) -> Answer | SendFailure:
-        """Send one attempt and read its answer in full.
+        """Send one attempt and read its answer in full, up to ``request.max_bytes``.
 
         Returns:
             The answer, or the classified failure.
         """
         built = to_httpx(self.http, request)
         try:
-            return HttpxAnswer(self.http.send(built))
+            response = self.http.send(built, stream=True)
+            try:
+                body = CappedBody(request.max_bytes)
+                for chunk in response.iter_bytes():
+                    if not body.add(chunk):
+                        return too_large(request, _redacted(built))
+            finally:
+                response.close()  # mid-body, httpcore drops the connection rather than reuse it
         except httpx.RequestError as exc:
             return classify(exc, built)
+        return HttpxAnswer(response, body.content())
 
 
 class AsyncHttpxSender:
@@ -186,13 +212,21 @@ class AsyncHttpxSender:
         self.http = http
 
     async def send(self, request: Request) -> Answer | SendFailure:
-        """Send one attempt and read its answer in full.
+        """Send one attempt and read its answer in full, up to ``request.max_bytes``.
 
         Returns:
             The answer, or the classified failure.
         """
         built = to_httpx(self.http, request)
         try:
-            return HttpxAnswer(await self.http.send(built))
+            response = await self.http.send(built, stream=True)
+            try:
+                body = CappedBody(request.max_bytes)
+                async for chunk in response.aiter_bytes():
+                    if not body.add(chunk):
+                        return too_large(request, _redacted(built))
+            finally:
+                await response.aclose()
         except httpx.RequestError as exc:
             return classify(exc, built)
+        return HttpxAnswer(response, body.content())

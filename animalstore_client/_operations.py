@@ -13,10 +13,10 @@ from typing import Any, Generic, TypeVar
 
 from attrs import define
 
-from animalstore_client._config import check_headers, check_timeout
+from animalstore_client._config import check_deadline, check_headers, check_timeout
 from animalstore_client._converter import enum_value, unstructure
 from animalstore_client._models import NewPet, Pet, PetList, PetStatus
-from animalstore_client._types import NOT_GIVEN
+from animalstore_client._types import NOT_GIVEN, NotGiven
 from animalstore_client._validation import check_enum, check_int, check_str, check_token
 
 __all__ = ["Operation", "create_pet", "get_pet", "list_pets"]
@@ -44,6 +44,8 @@ class Operation(Generic[T]):
         headers: this call's own headers, names in lower case, sent over the client's.
         timeout: this call's timeout as the request extension httpx reads; ``None`` for the
             client's.
+        deadline: this call's deadline in seconds (``None``: none); ``NOT_GIVEN`` for the
+            client's.
         deprecated: whether the SDK itself warns when the operation is called, so that the
             service's own deprecation signals for it are not warned about a second time.
     """
@@ -56,6 +58,7 @@ class Operation(Generic[T]):
     json: dict[str, Any] | None = None
     headers: dict[str, str] | None = None
     timeout: dict[str, float | None] | None = None
+    deadline: float | NotGiven | None = NOT_GIVEN
     deprecated: bool = False
 
     @property
@@ -69,11 +72,13 @@ def list_pets(
     limit: object,
     status: object,
     timeout: object = NOT_GIVEN,
+    deadline: object = NOT_GIVEN,
     extra_headers: object = None,
 ) -> Operation[list[Pet]]:
     """Recipe for ``GET /pets``; ``limit`` and ``status`` are sent only when given.
 
-    ``timeout`` and ``extra_headers`` are the call's own, as the client methods take them.
+    ``timeout``, ``deadline`` and ``extra_headers`` are the call's own, as the client methods
+    take them.
 
     Raises:
         TypeError: ``limit`` is not an int, ``status`` not a str, or a per-call option has the
@@ -95,6 +100,7 @@ def list_pets(
         # Checked only when given: the plain call is the hot path.
         headers=None if extra_headers is None else _extra_headers(extra_headers),
         timeout=None if timeout is NOT_GIVEN else _timeout(timeout),
+        deadline=deadline if deadline is NOT_GIVEN else check_deadline("deadline", deadline),
     )
 
 
@@ -105,6 +111,7 @@ def create_pet(
     status: object,
     idempotency_key: object = None,
     timeout: object = NOT_GIVEN,
+    deadline: object = NOT_GIVEN,
     extra_headers: object = None,
 ) -> Operation[Pet]:
     """Recipe for ``POST /pets`` with a ``NewPet`` body and an ``Idempotency-Key``.
@@ -138,11 +145,16 @@ def create_pet(
         json=unstructure(new_pet),
         headers=headers,
         timeout=None if timeout is NOT_GIVEN else _timeout(timeout),
+        deadline=deadline if deadline is NOT_GIVEN else check_deadline("deadline", deadline),
     )
 
 
 def get_pet(
-    pet_id: object, *, timeout: object = NOT_GIVEN, extra_headers: object = None
+    pet_id: object,
+    *,
+    timeout: object = NOT_GIVEN,
+    deadline: object = NOT_GIVEN,
+    extra_headers: object = None,
 ) -> Operation[Pet]:
     """Recipe for the deprecated ``GET /pets/{petId}``.
 
@@ -158,6 +170,7 @@ def get_pet(
         # Checked only when given: the plain call is the hot path.
         headers=None if extra_headers is None else _extra_headers(extra_headers),
         timeout=None if timeout is NOT_GIVEN else _timeout(timeout),
+        deadline=deadline if deadline is NOT_GIVEN else check_deadline("deadline", deadline),
         deprecated=True,
     )
 

@@ -11,14 +11,16 @@ from animalstore_client._converter import WireFormatError, structure
 from animalstore_client._deprecation import deprecation_date, sunset_date
 from animalstore_client._exceptions import (
     APIConnectionError,
+    APIError,
     APIResponseValidationError,
     APIStatusError,
     APITimeoutError,
+    ResponseTooLargeError,
     from_source,
     status_error_class,
 )
 from animalstore_client._models import Error
-from animalstore_client._wire import Answer, Request, SendFailure
+from animalstore_client._wire import Answer, Failure, Request, SendFailure
 
 if TYPE_CHECKING:
     from datetime import datetime
@@ -199,7 +201,7 @@ def status_error(answer: Answer) -> APIStatusError:
     return exception
 
 
-def connection_error(failure: SendFailure, request: Request) -> APIConnectionError:
+def connection_error(failure: SendFailure, request: Request) -> APIError:
     """Build the exception for an attempt that got no usable answer.
 
     Args:
@@ -207,9 +209,14 @@ def connection_error(failure: SendFailure, request: Request) -> APIConnectionErr
         request: the request that was being sent.
 
     Returns:
-        An ``APITimeoutError`` for a timeout, else an ``APIConnectionError``.
+        A ``ResponseTooLargeError`` for an answer past the size cap, an ``APITimeoutError``
+        for a timeout (the deadline's included), else an ``APIConnectionError``.
     """
-    kind = APITimeoutError if failure.timeout else APIConnectionError
+    kind: type[APIError]
+    if failure.failure is Failure.TOO_LARGE:
+        kind = ResponseTooLargeError
+    else:
+        kind = APITimeoutError if failure.timeout else APIConnectionError
     return from_source(
         kind, f"{request.method} {request.full_url} failed: {failure.detail}", failure
     )

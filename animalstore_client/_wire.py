@@ -25,12 +25,14 @@ import httpx
 __all__ = [
     "REDACTED",
     "Answer",
+    "CappedBody",
     "Failure",
     "RecordedAnswer",
     "Request",
     "SendFailure",
     "redacted_request",
     "response_view",
+    "too_large",
 ]
 
 #: What stands for the ``Authorization`` value in every request view an exception carries.
@@ -52,9 +54,10 @@ class Request:
         content: the body, or ``None`` for none.
         timeout: seconds per phase (``connect``, ``read``, ``write``, ``pool``; ``None``: no
             limit), as httpx's ``timeout`` request extension.
+        max_bytes: the most bytes the answer's decoded body may hold; ``None`` for no limit.
     """
 
-    __slots__ = ("content", "headers", "method", "params", "timeout", "url")
+    __slots__ = ("content", "headers", "max_bytes", "method", "params", "timeout", "url")
 
     def __init__(
         self,
@@ -64,6 +67,7 @@ class Request:
         headers: dict[str, str],
         content: bytes | None,
         timeout: dict[str, float | None],
+        max_bytes: int | None = None,
     ) -> None:
         self.method = method
         self.url = url
@@ -71,6 +75,7 @@ class Request:
         self.headers = headers
         self.content = content
         self.timeout = timeout
+        self.max_bytes = max_bytes
 
     @property
     def full_url(self) -> str:
@@ -80,6 +85,10 @@ class Request:
         from urllib.parse import urlencode
 
         return f"{self.url}?{urlencode(self.params)}"
+
+    def redacted(self) -> httpx.Request:
+        """Return a view of the request that an exception may keep: ``Authorization`` redacted."""
+        return redacted_request(self.method, self.full_url, self.headers, self.timeout)
 
     def __repr__(self) -> str:
         return f"<Request {self.method} {self.full_url}>"
@@ -95,6 +104,9 @@ class Failure(enum.Enum):
     MAYBE_SENT = "maybe sent"
     #: Retrying cannot help (an unsupported URL, a proxy refusal, an undecodable body).
     FATAL = "fatal"
+    #: The body grew past ``Request.max_bytes``; reading stopped there. Never retried: the
+    #: same answer would come again.
+    TOO_LARGE = "too large"
 
 
 class SendFailure:
@@ -116,6 +128,11 @@ class SendFailure:
         self.detail = " ".join(detail.split())  # parsers' messages span lines
         self.timeout = timeout
         self._request_view = request
+
+    @property
+    def cause(self) -> str:
+        """The library's error class name alone (``ConnectError``), for a one-line account."""
+        return self.detail.partition(":")[0]
 
     def request_view(self) -> httpx.Request:
         """Return the request as an ``httpx.Request``, ``Authorization`` redacted."""
@@ -219,6 +236,54 @@ class RecordedAnswer(Answer):
     def request_view(self) -> httpx.Request:
         """Return the request it answers, ``Authorization`` redacted."""
         return self._request
+
+
+def too_large(request: Request, view: httpx.Request) -> SendFailure:
+    """Return the failure for an answer whose decoded body grew past ``request.max_bytes``.
+
+    Args:
+        request: the request whose answer was too large.
+        view: its request view, ``Authorization`` redacted.
+    """
+    return SendFailure(
+        Failure.TOO_LARGE,
+        f"the response body is larger than max_response_bytes={request.max_bytes} "
+        "(reading stopped there; raise the limit or pass None for none)",
+        timeout=False,
+        request=view,
+    )
+
+
+class CappedBody:
+    """A body read piece by piece, which refuses to grow past a cap.
+
+    Each backend reads the decoded body in the pieces its library hands out and stops at the
+    first that does not fit, so that a huge answer or a decompression bomb costs about the
+    cap in memory, never its full size.
+
+    Args:
+        cap: the most bytes allowed; ``None`` for no limit.
+    """
+
+    __slots__ = ("_cap", "_parts", "_size")
+
+    def __init__(self, cap: int | None) -> None:
+        self._cap = cap
+        self._parts: list[bytes] = []
+        self._size = 0
+
+    def add(self, chunk: bytes) -> bool:
+        """Keep ``chunk``; return ``False`` (keeping nothing) if the body would pass the cap."""
+        self._size += len(chunk)
+        if self._cap is not None and self._size > self._cap:
+            self._parts.clear()
+            return False
+        self._parts.append(chunk)
+        return True
+
+    def content(self) -> bytes:
+        """Return the body read so far."""
+        return b"".join(self._parts)
 
 
 def redacted_request(

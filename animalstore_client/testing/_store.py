@@ -182,11 +182,13 @@ class FakeAnimalStore:
     ) -> Pet:
         """Store a pet directly, as if a client had created it, and assign it the next id.
 
-        No validation is done at run time, so a test can seed data the API would reject on
-        creation. ``status`` is typed with the three known values, as the clients' are, so that
-        type checkers catch a typo; a status unknown to this SDK version (as a newer service
-        might send) is still stored as given, for testing how code copes: mark that line for
-        the type checker (``# type: ignore[arg-type]``).
+        Little validation is done at run time, so a test can seed data the API would reject on
+        creation; only text that no response could carry (a lone surrogate, which UTF-8 cannot
+        encode) is refused, since it would break every later answer. ``status`` is typed with
+        the three known values, as the clients' are, so that type checkers catch a typo; a
+        status unknown to this SDK version (as a newer service might send) is still stored as
+        given, for testing how code copes: mark that line for the type checker
+        (``# type: ignore[arg-type]``).
 
         Args:
             name: the pet's name.
@@ -196,7 +198,14 @@ class FakeAnimalStore:
 
         Returns:
             The stored pet, with its assigned id.
+
+        Raises:
+            ValueError: ``name`` or ``status`` holds a lone surrogate; nothing is stored.
         """
+        # Checked before storing: a stored lone surrogate would make every list answer fail.
+        for argument, text in (("name", name), ("status", status)):
+            if isinstance(text, str):
+                _check_encodable(argument, text)
         if isinstance(status, str) and status in _STATUS_VALUES:
             status = PetStatus(status)
         with self._lock:
@@ -601,12 +610,32 @@ def _name_field(fields: Mapping[str, Any]) -> str:
     if not isinstance(name, str):
         _invalid_field(f"name must be a string, got {_json_type(name)}")
     # A "\ud800" escape decodes to a lone surrogate, which no response could encode.
-    if not name.isascii():
-        try:
-            name.encode("utf-8")
-        except UnicodeEncodeError:
-            _invalid_field("name must be valid Unicode text, without lone surrogates")
+    if not _encodable(name):
+        _invalid_field("name must be valid Unicode text, without lone surrogates")
     return name
+
+
+def _encodable(text: str) -> bool:
+    """Return whether UTF-8 can encode ``text``: whether it holds no lone surrogate."""
+    if text.isascii():
+        return True
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def _check_encodable(argument: str, text: str) -> None:
+    """Refuse text that no response could carry.
+
+    Raises:
+        ValueError: ``text`` holds a lone surrogate.
+    """
+    if not _encodable(text):
+        raise ValueError(
+            f"{argument} must be valid Unicode text, without lone surrogates: {text!r}"
+        )
 
 
 def _category_id_field(fields: Mapping[str, Any]) -> int:

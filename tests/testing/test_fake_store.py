@@ -850,3 +850,38 @@ def test_an_http10_client_without_keep_alive_gets_its_answer_then_the_close(
         assert headers.get("connection", "close").lower() == "close"
         assert json.loads(body)[0]["name"] == "Rex"
         assert sock.recv(1) == b""  # the server closed the connection (no timeout hit)
+
+
+# -- text no response could carry -----------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("name", "status", "argument"),
+    [
+        ("\ud800", None, "name"),
+        ("Rex\udfff", "sold", "name"),
+        ("Rex", "\ud800", "status"),
+    ],
+)
+def test_add_pet_refuses_a_lone_surrogate_and_stores_nothing(
+    client: httpx.Client, store: FakeAnimalStore, name: str, status: Any, argument: str
+) -> None:
+    with pytest.raises(ValueError, match=rf"^{argument} must be valid Unicode text"):
+        store.add_pet(name, 1, status)
+    assert store.pets == []
+    # The store still answers, and the refused pet used up no id.
+    assert client.get("/pets").json() == []
+    assert store.add_pet("Rex", 1) == Pet(id=1, name="Rex", category_id=1)
+
+
+def test_create_over_http_refuses_a_lone_surrogate_name(store: FakeAnimalStore) -> None:
+    # Valid JSON: the escape decodes to U+D800 alone, which no response could encode.
+    body = b'{"name": "Rex\\ud800", "categoryId": 1}'
+    with store.serve() as base_url, httpx.Client(base_url=base_url, headers=AUTH) as client:
+        created = client.post("/pets", content=body)
+        listed = client.get("/pets")
+    assert_error(
+        created, 400, "invalid_field", "name must be valid Unicode text, without lone surrogates"
+    )
+    assert store.pets == []
+    assert (listed.status_code, listed.json()) == (200, [])

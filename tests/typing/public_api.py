@@ -47,6 +47,7 @@ from animalstore_client import (
     PetStatusLiteral,
     RateLimitError,
     RawResponses,
+    ResponseTooLargeError,
     WireFormatError,
 )
 from animalstore_client.testing import FakeAnimalStore, FakeTransport, RecordedRequest
@@ -83,6 +84,9 @@ def with_options_keeps_the_client_type(client: Client, async_client: AsyncClient
     assert_type(client.with_options(), Client)
     assert_type(client.with_options(timeout=None, max_retries=0), Client)
     assert_type(client.with_options(timeout=NOT_GIVEN), Client)
+    assert_type(client.with_options(deadline=2.5, max_response_bytes=None), Client)
+    assert_type(client.deadline, float | None)
+    assert_type(async_client.max_response_bytes, int | None)
     assert_type(async_client.with_options(timeout=httpx.Timeout(2.0)), AsyncClient)
 
     class MyClient(Client):
@@ -150,6 +154,8 @@ async def statuses(
 async def per_call_options(client: Client, async_client: AsyncClient) -> None:
     assert_type(client.list_pets(timeout=None, extra_headers={"X-Trace": "1"}), list[Pet])
     assert_type(client.list_pets(timeout=2.5), list[Pet])
+    assert_type(client.list_pets(deadline=10), list[Pet])
+    assert_type(await async_client.list_pets(deadline=None), list[Pet])
     assert_type(await async_client.list_pets(timeout=httpx.Timeout(1.0)), list[Pet])
     assert_type(client.create_pet(name="Rex", category_id=3, idempotency_key="order-7"), Pet)
     assert_type(
@@ -218,6 +224,8 @@ def exceptions() -> None:
         assert_type(status.error, Error | None)
     except APIStatusError as other_status:
         assert_type(other_status.status_code, int)
+    except ResponseTooLargeError as too_large:
+        assert_type(too_large.request, httpx.Request)
     except APIResponseValidationError as invalid:
         assert_type(invalid.response, httpx.Response)
         assert_type(invalid.request, httpx.Request)

@@ -202,13 +202,18 @@ def test_the_hierarchy_is_one_tree() -> None:
     ):
         assert cls.__bases__ == (APIStatusError,)
     assert APITimeoutError.__bases__ == (APIConnectionError,)
-    for api_error in (APIConnectionError, APIResponseValidationError, APIStatusError):
+    for api_error in (
+        APIConnectionError,
+        APIResponseValidationError,
+        APIStatusError,
+        sdk.ResponseTooLargeError,
+    ):
         assert api_error.__bases__ == (APIError,)
     assert APIError.__bases__ == (AnimalStoreError,)
     assert sdk.WireFormatError.__bases__ == (AnimalStoreError, ValueError)
     exported = {name for name in sdk.__all__ if name.endswith("Error") and name != "Error"}
     assert all(issubclass(getattr(sdk, name), AnimalStoreError) for name in exported)
-    assert len(exported) == 12
+    assert len(exported) == 13
 
 
 def test_request_id_is_none_without_the_header_and_left_out_of_str(
