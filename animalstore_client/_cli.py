@@ -29,6 +29,7 @@ from animalstore_client._config import (
 from animalstore_client._exceptions import APIConnectionError, APIError
 from animalstore_client._logging import LOG_VARIABLE, configure_from_env
 from animalstore_client._models import Pet, PetStatus
+from animalstore_client._safe_repr import tolerant_repr
 from animalstore_client._version import __version__
 
 __all__ = ["EXIT_STATUSES", "main"]
@@ -170,8 +171,11 @@ def _call_api(args: argparse.Namespace, call: ApiCall) -> int:
                 base_url=args.base_url,
                 timeout=args.timeout,
                 max_retries=args.max_retries,
+                deadline=args.deadline,
             ) as client,
         ):
+            if not args.verbose and sys.stderr.isatty():
+                _show_retries()
             if args.verbose:
                 # After the client is built, whose own set-up follows ANIMALSTORE_LOG: one
                 # stderr handler, at DEBUG. The SDK's records never carry headers (the key).
@@ -186,6 +190,21 @@ def _call_api(args: argparse.Namespace, call: ApiCall) -> int:
         return status
     print_result(result, args.output)
     return EXIT_OK
+
+
+def _show_retries() -> None:
+    """Print one line on stderr per retry, as the call starts to wait (a person is watching).
+
+    Otherwise a command that retries is silent for as long as its waits last. ``-v`` shows
+    these lines among its DEBUG logs; a script reading stderr gets nothing extra.
+    """
+    handler = logging.StreamHandler(sys.stderr)
+    handler.addFilter(lambda record: getattr(record, "animalstore_retry", False))
+    handler.setFormatter(logging.Formatter("%(message)s"))
+    sdk_logger = logging.getLogger("animalstore_client")
+    sdk_logger.addHandler(handler)
+    if sdk_logger.getEffectiveLevel() > logging.INFO:
+        sdk_logger.setLevel(logging.INFO)
 
 
 def _notice(text: str) -> None:
@@ -215,6 +234,7 @@ def _warnings_as_notices() -> Iterator[None]:
 # -- the parser -----------------------------------------------------------------------------
 
 
+@tolerant_repr
 class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> NoReturn:
         """Report a usage error in one line, with where to find help, and exit with 2."""
@@ -250,6 +270,12 @@ def _parser(prog: str) -> argparse.ArgumentParser:
         default=DEFAULT_TIMEOUT,
         metavar="SECONDS",
         help="per attempt (default: 5 to connect, 30 for the rest)",
+    )
+    parser.add_argument(
+        "--deadline",
+        type=float,
+        metavar="SECONDS",
+        help="the most a whole call may take, retries and waits included (default: no limit)",
     )
     parser.add_argument(
         "--max-retries",

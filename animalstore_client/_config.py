@@ -16,6 +16,7 @@ from types import MappingProxyType
 import httpx
 from attrs import field, frozen
 
+from animalstore_client._safe_repr import tolerant_repr
 from animalstore_client._validation import check_enum, check_int, check_str
 from animalstore_client._version import __version__
 
@@ -80,6 +81,7 @@ API_KEY_VARIABLE = "ANIMALSTORE_API_KEY"
 BASE_URL_VARIABLE = "ANIMALSTORE_BASE_URL"
 
 
+@tolerant_repr
 @frozen
 class ClientOptions:
     """Everything a client needs to build requests, validated once at construction."""

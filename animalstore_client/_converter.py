@@ -25,6 +25,7 @@ from cattrs.errors import ClassValidationError, IterableValidationError
 from cattrs.gen import make_dict_structure_fn, make_dict_unstructure_fn, override
 
 from animalstore_client._exceptions import AnimalStoreError
+from animalstore_client._safe_repr import tolerant_repr
 from animalstore_client._validation import INT64_MAX, INT64_MIN, is_boolean
 
 __all__ = ["WireFormatError", "enum_value", "plain_row", "structure", "unstructure", "wire_name"]
@@ -34,6 +35,7 @@ T = TypeVar("T")
 _MAX_PROBLEMS = 3
 
 
+@tolerant_repr
 class WireFormatError(AnimalStoreError, ValueError):
     """Data does not have the shape of the wire format; the message names the field as on the wire.
 

@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any, Protocol, TypeVar, cast
 
 import httpx
 
+from animalstore_client._safe_repr import tolerant_repr
 from animalstore_client._wire import response_view
 
 if TYPE_CHECKING:
@@ -156,6 +157,7 @@ class APIResponseValidationError(APIError):
         return {"response": _safe_response(self.response)}
 
 
+@tolerant_repr
 class APIStatusError(APIError):
     """The API answered with a non-2xx status.
 

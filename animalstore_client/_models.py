@@ -14,6 +14,7 @@ from attrs import frozen
 from typing_extensions import Self
 
 from animalstore_client._converter import plain_row, structure, unstructure
+from animalstore_client._safe_repr import tolerant_repr
 
 __all__ = ["Error", "NewPet", "Pet", "PetList", "PetStatus"]
 
@@ -80,6 +81,7 @@ class _WireModel:
         return html_table([self])
 
 
+@tolerant_repr
 @frozen
 class NewPet(_WireModel):
     """The body of a create request: an animal before the service assigns its id.
@@ -95,6 +97,7 @@ class NewPet(_WireModel):
     status: PetStatus | None = None
 
 
+@tolerant_repr
 @frozen
 class Pet(_WireModel):
     """An animal as the service returns it.
@@ -129,6 +132,7 @@ class PetList(list[Pet]):
         return html_table(self) if self else None
 
 
+@tolerant_repr
 @frozen
 class Error(_WireModel):
     """The body of every error response.

@@ -16,6 +16,7 @@ from attrs import define
 from animalstore_client._config import check_deadline, check_headers, check_timeout
 from animalstore_client._converter import enum_value, unstructure
 from animalstore_client._models import NewPet, Pet, PetList, PetStatus
+from animalstore_client._safe_repr import tolerant_repr
 from animalstore_client._types import NOT_GIVEN, NotGiven
 from animalstore_client._validation import check_enum, check_int, check_str, check_token
 
@@ -30,6 +31,7 @@ _MAX_IDEMPOTENCY_KEY = 255
 
 # Not frozen, though never mutated: one is built per call, and a frozen attrs __init__ costs
 # an object.__setattr__ per field.
+@tolerant_repr
 @define
 class Operation(Generic[T]):
     """What one API call sends, and the type its successful answer is structured into.

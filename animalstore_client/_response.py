@@ -20,6 +20,7 @@ from animalstore_client._exceptions import (
     status_error_class,
 )
 from animalstore_client._models import Error
+from animalstore_client._safe_repr import tolerant_repr
 from animalstore_client._wire import Answer, Failure, Request, SendFailure
 
 if TYPE_CHECKING:
@@ -57,6 +58,7 @@ def _excerpt(answer: Answer) -> str:
     return text or answer.reason_phrase() or "(empty body)"
 
 
+@tolerant_repr
 class APIResponse(Generic[T]):
     """A successful (2xx) response, parsed into its result on demand.
 

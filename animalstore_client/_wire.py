@@ -22,6 +22,8 @@ from typing import Any
 
 import httpx
 
+from animalstore_client._safe_repr import tolerant_repr
+
 __all__ = [
     "REDACTED",
     "Answer",
@@ -39,6 +41,7 @@ __all__ = [
 REDACTED = "[redacted]"
 
 
+@tolerant_repr
 class Request:
     """One attempt's request: method, absolute URL, query, headers, body, timeouts.
 
@@ -109,6 +112,7 @@ class Failure(enum.Enum):
     TOO_LARGE = "too large"
 
 
+@tolerant_repr
 class SendFailure:
     """An attempt that got no usable answer, as a backend classified it.
 
@@ -142,6 +146,7 @@ class SendFailure:
         return f"<SendFailure {self.failure.value}: {self.detail}>"
 
 
+@tolerant_repr
 class Answer:
     """A response received in full: status, headers and body, with httpx views on demand.
 

@@ -20,6 +20,7 @@ import httpx
 from animalstore_client._client import AsyncClient, Client
 from animalstore_client._config import DEFAULT_MAX_RETRIES
 from animalstore_client._models import Pet, PetStatus
+from animalstore_client._safe_repr import tolerant_repr
 from animalstore_client._types import NOT_GIVEN, NotGiven, PetStatusLiteral
 from animalstore_client.testing._transport import FakeTransport
 
@@ -57,6 +58,7 @@ _GET_PET_SIGNALS: _Headers = (
 )
 
 
+@tolerant_repr
 @attrs.frozen
 class RecordedRequest:
     """One request as the fake store received it, whether it was accepted or rejected.
@@ -100,6 +102,7 @@ class _ApiError(Exception):
         self.headers = headers
 
 
+@tolerant_repr
 @attrs.frozen
 class _Call:
     """What a route handler needs from a request."""

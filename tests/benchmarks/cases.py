@@ -9,6 +9,7 @@ can cost). Both send the same headers as the SDK.
 from __future__ import annotations
 
 import asyncio
+import functools
 import json
 import os
 import statistics
@@ -29,8 +30,10 @@ from animalstore_client import (
     AsyncClient,
     Client,
     Pet,
+    PetList,
     PetStatus,
     PetStatusLiteral,
+    WireFormatError,
 )
 from animalstore_client._converter import structure
 from animalstore_client.testing import FakeAnimalStore
@@ -71,6 +74,9 @@ class Settings:
         # Cases 7 and 8: each round is a whole batch (1,000 or 2,000 calls) per contender.
         self.concurrency_rounds = 3 if quick else 5
         self.imports = 10 if quick else 30
+        # Case 9: each call parses 2 MB (a tenth of a second or so).
+        self.big_rounds = 7 if quick else 15
+        self.big_calls = 1 if quick else 3
 
 
 def hand_pet(item: Any) -> Pet:
@@ -309,6 +315,47 @@ def structuring(settings: Settings) -> list[Comparison]:
     )
 
 
+def _list_of(item: object, size: int) -> bytes:
+    """A JSON array of copies of ``item``, as many as make about ``size`` bytes."""
+    count = size // (len(json.dumps(item)) + 2)
+    return json.dumps([item] * count).encode()
+
+
+def _parse_invalid(body: bytes) -> str:
+    """Parse a body that does not fit ``list[Pet]``; return the message it gives."""
+    try:
+        structure(json.loads(body), PetList)
+    except WireFormatError as exc:
+        return str(exc)
+    raise AssertionError("an invalid body was parsed")
+
+
+def invalid_body(settings: Settings) -> list[Comparison]:
+    """Case 9: decoding and structuring a 2 MB list that does not fit, against a valid one.
+
+    Two invalid shapes: every element bad (``{}``, which once cost 80 s and 3.8 GB), and only
+    the last one bad (the check reads every good element again before it finds it). The
+    valid baseline is 2 MB of pets, decoded and structured the same way.
+    """
+    size = 2 * 1024 * 1024
+    valid = _list_of(WIRE_PETS[0], size)
+    pets = json.loads(valid)
+    pets[-1] = {**pets[-1], "categoryId": "7"}
+    shapes = {"every element {}": _list_of({}, size), "the last one bad": json.dumps(pets).encode()}
+    results: list[Comparison] = []
+    for shape, body in shapes.items():
+        assert abs(len(body) - len(valid)) < 100, "the bodies must be the same size"
+        _parse_invalid(body)
+        results += compare(
+            f"9. parse 2 MB invalid list, {shape}",
+            functools.partial(_parse_invalid, body),
+            {"2 MB valid list": (lambda: structure(json.loads(valid), PetList), 2.0)},
+            rounds=settings.big_rounds,
+            number=settings.big_calls,
+        )
+    return results
+
+
 # Peak memory as VmHWM, which starts afresh at exec; ru_maxrss would carry over the size of
 # the forked benchmark process itself.
 _IMPORT_PROBE = (
@@ -380,7 +427,13 @@ def run_all(settings: Settings, report: Callable[[str], None]) -> Verdict:
             report(result.row())
         comparisons.extend(results)
 
-    for case in (list_in_process, list_in_process_async, create_in_process, structuring):
+    for case in (
+        list_in_process,
+        list_in_process_async,
+        create_in_process,
+        structuring,
+        invalid_body,
+    ):
         add(case(settings))
     socket_results, connections = list_over_socket(settings)
     add(socket_results)

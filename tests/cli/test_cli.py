@@ -857,3 +857,72 @@ def test_json_on_a_terminal_escapes_controls_bidi_and_surrogates(
     assert "\\ud800" in text
     assert "Café 🐈" in text  # printable text is not escaped
     assert decoded_names(text, output) == HOSTILE_NAMES
+
+
+# -- the deadline and retry lines ---------------------------------------------------------
+
+
+def test_deadline_bounds_the_whole_command(silent_listener: socket.socket) -> None:
+    # Per attempt, 30 s would pass three times over (with backoff) before the command gave up.
+    result = run("--deadline 1 pets list", base_url=url_of(silent_listener))
+
+    assert result.returncode == 3
+    assert result.stdout == ""
+    [line] = result.stderr_lines()
+    assert line.startswith("error: GET ")
+    assert line.endswith("failed: deadline=1 s passed before the call was done")
+
+
+@pytest.mark.parametrize("value", ["0", "-2", "nan", "soon"])
+def test_a_bad_deadline_is_a_usage_error(value: str) -> None:
+    result = run(f"--deadline {value} pets list", base_url="http://127.0.0.1:9/v1")
+
+    assert result.returncode == 2
+    assert "deadline" in result.stderr
+
+
+def retrying_server() -> Any:
+    """A fault server that answers 503 (asking for a 0.1 s wait), then an empty list."""
+    from tests.reliability.faultserver import FaultServer, Reply
+
+    server = FaultServer(default=Reply(200, json=[])).start()
+    server.script(Reply(503, headers={"Retry-After": "0.1"}))
+    return server
+
+
+@POSIX_ONLY
+def test_each_retry_is_a_line_on_stderr_when_it_is_a_terminal() -> None:
+    import pty
+
+    server = retrying_server()
+    leader, follower = pty.openpty()
+    try:
+        process = subprocess.Popen(
+            [*DEFAULT_LAUNCHER, "-o", "json", "pets", "list"],
+            stdout=subprocess.PIPE,
+            stderr=follower,
+            env=environment(server.base_url, KEY),
+        )
+        os.close(follower)
+        stdout, _ = process.communicate(timeout=TIMEOUT)
+        stderr = read_all(leader).decode()
+    finally:
+        os.close(leader)
+        server.close()
+    check_output(stdout.decode(), stderr)
+    assert (process.returncode, stdout) == (0, b"[]\n")
+    assert stderr.splitlines() == [
+        f"retrying GET {server.base_url}/pets in 0.1 s after 503 (attempt 2 of 3)"
+    ]
+    assert len(server.requests) == 2
+
+
+def test_retries_add_nothing_to_stderr_when_it_is_not_a_terminal() -> None:
+    server = retrying_server()
+    try:
+        result = run("-o json pets list", base_url=server.base_url)
+    finally:
+        server.close()
+
+    assert (result.returncode, result.stdout, result.stderr) == (0, "[]\n", "")
+    assert len(server.requests) == 2

@@ -142,8 +142,9 @@ def test_one_async_client_with_1000_calls_in_flight(backend: str) -> None:
         # The SDK's own pool (httpx, 100 connections), or aiohttp's (100 connections too).
         http = DefaultAioHttpClient() if backend == "aiohttp" else None
         async with (
-            AsyncClient(api_key=API_KEY, base_url=base_url, max_retries=0, http_client=http)
-            as client,
+            AsyncClient(
+                api_key=API_KEY, base_url=base_url, max_retries=0, http_client=http
+            ) as client,
         ):
 
             async def one(kind: str, argument: object) -> object:

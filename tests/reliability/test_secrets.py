@@ -245,8 +245,10 @@ def following_http_client(kind: str, aloop: Any) -> Iterator[Any]:
     An aiohttp session has no such setting: whether to follow is chosen per request, and the
     SDK chooses never to.
     """
-    client = new_http_client(kind, aloop) if kind == "aiohttp" else new_http_client(
-        kind, follow_redirects=True
+    client = (
+        new_http_client(kind, aloop)
+        if kind == "aiohttp"
+        else new_http_client(kind, follow_redirects=True)
     )
     yield client
     close_in(aloop, client)

@@ -1,0 +1,375 @@
+"""Bounded cost against any server: a size cap on answers, and a deadline for a whole call.
+
+Every test runs on each client kind and backend (``make_client``) against real sockets on
+127.0.0.1: the fault server for scripted answers, and ``DripServer`` below for servers that
+send a byte at a time or nothing at all. The gzip bomb runs in a child process per backend,
+so that its peak memory is the call's own, not the test session's.
+"""
+
+from __future__ import annotations
+
+import socket
+import subprocess
+import sys
+import threading
+import time
+import zlib
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+from animalstore_client import (
+    DEFAULT_MAX_RESPONSE_BYTES,
+    APIConnectionError,
+    APITimeoutError,
+    InternalServerError,
+    ResponseTooLargeError,
+)
+from tests.reliability.conftest import PET, Api
+from tests.reliability.faultserver import FaultServer, Raw, Reply
+
+#: How far past its deadline a call may end: the issue's bound.
+SLACK = 0.5
+DEADLINE = 1.0
+
+
+class DripServer:
+    """Accepts connections, reads the request, then answers one byte every ``interval``.
+
+    ``mode`` is ``"headers"`` (a header line that never ends), ``"body"`` (complete headers
+    announcing a large body, then the body a byte at a time) or ``"silent"`` (nothing at all).
+    Every connection is counted; ``close()`` stops everything and joins the threads.
+    """
+
+    def __init__(self, mode: str, interval: float = 0.1) -> None:
+        self.mode = mode
+        self.interval = interval
+        self.connections = 0
+        self.requests = 0
+        self._stop = threading.Event()
+        self._listener = socket.create_server(("127.0.0.1", 0))
+        self._threads: list[threading.Thread] = []
+        self._sockets: list[socket.socket] = []
+        self._start(self._accept)
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self._listener.getsockname()[1]}/v1"
+
+    def _start(self, target: Callable[..., None], *args: object) -> None:
+        thread = threading.Thread(target=target, args=args, daemon=True)
+        self._threads.append(thread)
+        thread.start()
+
+    def _accept(self) -> None:
+        self._listener.settimeout(0.1)
+        while not self._stop.is_set():
+            try:
+                connection, _ = self._listener.accept()
+            except TimeoutError:
+                continue
+            except OSError:
+                return
+            self.connections += 1
+            self._sockets.append(connection)
+            self._start(self._serve, connection)
+
+    def _serve(self, connection: socket.socket) -> None:
+        connection.settimeout(0.1)
+        received = b""
+        while b"\r\n\r\n" not in received and not self._stop.is_set():
+            try:
+                chunk = connection.recv(65536)
+            except TimeoutError:
+                continue
+            except OSError:
+                return
+            if not chunk:
+                return
+            received += chunk
+        self.requests += 1
+        if self.mode == "headers":
+            head = b"HTTP/1.1 200 OK\r\nX-Drip: "
+        elif self.mode == "body":
+            head = b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
+            head += b"Content-Length: 100000\r\n\r\n["
+        else:
+            head = b""
+        try:
+            connection.sendall(head)
+            while not self._stop.wait(self.interval):
+                if self.mode != "silent":
+                    connection.sendall(b" ")
+        except OSError:
+            return
+
+    def close(self) -> None:
+        self._stop.set()
+        self._listener.close()
+        for sock in self._sockets:
+            sock.close()
+        for thread in self._threads:
+            thread.join(5)
+
+
+@pytest.fixture
+def drip_server() -> Iterator[Callable[[str], DripServer]]:
+    servers: list[DripServer] = []
+
+    def make(mode: str) -> DripServer:
+        server = DripServer(mode)
+        servers.append(server)
+        return server
+
+    yield make
+    for server in servers:
+        server.close()
+
+
+def copy(client: Api, **options: object) -> Api:
+    """``client.with_options(**options)``, called as the suite calls ``client``."""
+    return Api(client.target.with_options(**options), client._loop, client.kind)
+
+
+# -- the size cap --------------------------------------------------------------------------
+
+
+def test_the_default_cap_is_16_mib(make_client: Callable[..., Api], server: FaultServer) -> None:
+    client = make_client(server)
+    assert client.max_response_bytes == DEFAULT_MAX_RESPONSE_BYTES == 16 * 1024 * 1024
+    assert client.with_options(max_response_bytes=None).max_response_bytes is None
+
+
+@pytest.mark.parametrize("gzip", [False, True], ids=["plain", "gzip"])
+@pytest.mark.parametrize("operation", ["list_pets", "create_pet"])
+def test_a_body_past_the_cap_raises_once_and_is_not_retried(
+    make_client: Callable[..., Api], server: FaultServer, operation: str, gzip: bool
+) -> None:
+    body = b"[" + b" " * 5000 + b"]"  # valid JSON, 5,002 bytes once decoded
+    server.script(Reply(200, body=body, gzip=gzip), Reply(200, body=body, gzip=gzip))
+    client = make_client(server, max_response_bytes=5001, max_retries=3)
+
+    with pytest.raises(ResponseTooLargeError) as caught:
+        client.invoke(operation)
+
+    assert len(server.requests) == 1
+    assert "max_response_bytes=5001" in str(caught.value)
+    assert str(caught.value).startswith(f"{'POST' if operation == 'create_pet' else 'GET'} ")
+    assert caught.value.request.headers["authorization"] == "[redacted]"
+
+
+def test_a_body_at_the_cap_is_read(make_client: Callable[..., Api], server: FaultServer) -> None:
+    body = b"[" + b" " * 4998 + b"]"  # 5,000 bytes
+    server.script(Reply(200, body=body, gzip=True))
+    client = make_client(server, max_response_bytes=5000)
+
+    assert client.list_pets() == []
+
+
+def test_an_error_answer_past_the_cap_raises_the_size_error(
+    make_client: Callable[..., Api], server: FaultServer
+) -> None:
+    server.script(Reply(500, body=b"x" * 10_000))
+    client = make_client(server, max_response_bytes=1000, max_retries=0)
+
+    with pytest.raises(ResponseTooLargeError):
+        client.list_pets()
+
+
+def test_with_options_and_none_lift_the_cap(
+    make_client: Callable[..., Api], server: FaultServer
+) -> None:
+    body = b"[" + b" " * 3000 + b"]"
+    server.script(Reply(200, body=body), Reply(200, body=body), Reply(200, body=body))
+    client = make_client(server, max_response_bytes=100)
+
+    with pytest.raises(ResponseTooLargeError):
+        client.list_pets()
+    assert copy(client, max_response_bytes=None).list_pets() == []
+    assert copy(client, max_response_bytes=4000).list_pets() == []
+    assert len(server.requests) == 3
+
+
+def test_the_connection_is_dropped_after_a_body_past_the_cap(
+    make_client: Callable[..., Api], server: FaultServer
+) -> None:
+    # Far larger than a socket buffer: the rest is still on its way when the reading stops.
+    server.script(Reply(200, body=b"[" + b" " * 8_000_000 + b"]"), Reply(200, json=[PET]))
+    client = make_client(server, max_response_bytes=1000)
+
+    with pytest.raises(ResponseTooLargeError):
+        client.list_pets()
+    assert [pet.id for pet in client.list_pets()] == [1]
+    # The rest of the first body was never read: the second call came on a new connection.
+    first, second = server.requests
+    assert first.connection != second.connection
+
+
+BOMB_SCRIPT = r"""
+import asyncio, resource, sys
+from animalstore_client import AsyncClient, Client, DefaultAioHttpClient, ResponseTooLargeError
+
+kind, base_url = sys.argv[1], sys.argv[2]
+
+async def run_async():
+    http = DefaultAioHttpClient() if kind == "aiohttp" else None
+    async with AsyncClient(api_key="k", base_url=base_url, http_client=http) as client:
+        try:
+            await client.list_pets()
+        finally:
+            if http is not None:
+                await http.close()
+
+try:
+    if kind == "sync":
+        with Client(api_key="k", base_url=base_url) as client:
+            client.list_pets()
+    else:
+        asyncio.run(run_async())
+except ResponseTooLargeError as exc:
+    print("too large:", exc)
+print("peak KiB:", resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)
+"""
+
+
+@pytest.fixture(scope="module")
+def gzip_bomb() -> bytes:
+    """1 GiB of zeros, gzipped: about 1 MB on the wire."""
+    compressor = zlib.compressobj(9, zlib.DEFLATED, 31)
+    block = bytes(1024 * 1024)
+    parts = [compressor.compress(block) for _ in range(1024)]
+    parts.append(compressor.flush())
+    return b"".join(parts)
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="reads the peak RSS with resource")
+def test_a_gzip_bomb_costs_about_the_cap(
+    kind: str, server: FaultServer, gzip_bomb: bytes, tmp_path: Path
+) -> None:
+    head = (
+        "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Encoding: gzip\r\n"
+        f"Content-Length: {len(gzip_bomb)}\r\n\r\n"
+    ).encode()
+    server.script(Raw(head + gzip_bomb))
+    script = tmp_path / "bomb.py"
+    script.write_text(BOMB_SCRIPT)
+
+    done = subprocess.run(
+        [sys.executable, str(script), kind, server.base_url],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert lines[0].startswith("too large: GET ")
+    assert f"max_response_bytes={DEFAULT_MAX_RESPONSE_BYTES}" in lines[0]
+    peak_mib = int(lines[1].removeprefix("peak KiB: ")) / 1024
+    assert peak_mib < 200, f"peak RSS {peak_mib:.0f} MiB"
+
+
+# -- the deadline --------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("mode", ["headers", "body", "silent"])
+@pytest.mark.parametrize("operation", ["list_pets", "create_pet"])
+def test_the_deadline_bounds_a_call_against_a_dripping_server(
+    make_client: Callable[..., Api],
+    drip_server: Callable[[str], DripServer],
+    mode: str,
+    operation: str,
+) -> None:
+    server = drip_server(mode)
+    # Per phase, 5 s would never run out: the server sends a byte every 0.1 s.
+    client = make_client(server.base_url, timeout=5.0, deadline=DEADLINE, max_retries=3)
+
+    started = time.monotonic()
+    with pytest.raises(APITimeoutError) as caught:
+        client.invoke(operation)
+    elapsed = time.monotonic() - started
+
+    assert elapsed + 0.05 >= DEADLINE, elapsed
+    assert elapsed < DEADLINE + SLACK, elapsed
+    assert f"deadline={DEADLINE:g} s passed" in str(caught.value)
+    # Cut off at the deadline, the call is not retried: one request, on one connection.
+    assert (server.connections, server.requests) == (1, 1)
+
+
+def test_a_per_call_deadline_overrides_the_clients(
+    make_client: Callable[..., Api], drip_server: Callable[[str], DripServer]
+) -> None:
+    server = drip_server("headers")
+    client = make_client(server.base_url, timeout=5.0, deadline=30)
+
+    started = time.monotonic()
+    with pytest.raises(APITimeoutError):
+        client.list_pets(deadline=0.5)
+    assert time.monotonic() - started < 0.5 + SLACK
+    assert client.with_options(deadline=None).deadline is None
+    assert client.deadline == 30.0
+
+
+def test_retries_stop_when_the_deadline_leaves_no_time_for_the_next(
+    make_client: Callable[..., Api], server: FaultServer
+) -> None:
+    # Each 503 asks for a 0.4 s wait: the 1 s deadline has room for two retries, not three.
+    server.script(*[Reply(503, headers={"Retry-After": "0.4"}) for _ in range(10)])
+    client = make_client(server, deadline=DEADLINE, max_retries=10)
+
+    started = time.monotonic()
+    with pytest.raises(InternalServerError):
+        client.list_pets()
+    elapsed = time.monotonic() - started
+
+    assert len(server.requests) == 3
+    assert elapsed < DEADLINE
+
+
+def test_a_call_that_ends_in_time_is_unaffected_by_its_deadline(
+    make_client: Callable[..., Api], server: FaultServer
+) -> None:
+    server.script(Reply(503), Reply(200, json=[PET]), Reply(201, json=PET))
+    client = make_client(server, deadline=10)
+
+    assert [pet.id for pet in client.list_pets()] == [1]
+    assert client.create_pet(name="Rex", category_id=3).id == 1
+    assert len(server.requests) == 3
+
+
+@pytest.mark.parametrize("deadline", [0, -1, float("nan"), float("inf"), True, "1"])
+def test_a_bad_deadline_is_refused_before_sending(
+    make_client: Callable[..., Api], server: FaultServer, deadline: object
+) -> None:
+    client = make_client(server)
+
+    with pytest.raises((TypeError, ValueError), match="deadline"):
+        client.list_pets(deadline=deadline)
+    with pytest.raises((TypeError, ValueError), match="deadline"):
+        client.with_options(deadline=deadline)
+    assert server.requests == []
+
+
+@pytest.mark.parametrize("value", [0, -5, 1.5, True, "16"])
+def test_a_bad_cap_is_refused(
+    make_client: Callable[..., Api], server: FaultServer, value: object
+) -> None:
+    client = make_client(server)
+
+    with pytest.raises((TypeError, ValueError), match="max_response_bytes"):
+        client.with_options(max_response_bytes=value)
+
+
+def test_a_refused_connection_under_a_deadline_is_a_connection_error(
+    make_client: Callable[..., Api],
+) -> None:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    client = make_client(f"http://127.0.0.1:{port}/v1", deadline=DEADLINE, max_retries=0)
+
+    with pytest.raises(APIConnectionError) as caught:
+        client.list_pets()
+    assert type(caught.value) is APIConnectionError

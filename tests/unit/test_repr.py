@@ -1,0 +1,71 @@
+"""``repr()`` of any SDK object never raises, whatever state its constructor stopped in.
+
+A traceback formatted with captured locals (``unittest --locals``, ``pytest --showlocals``,
+rich, Sentry) calls ``repr`` on the ``self`` of a constructor that raised.
+"""
+
+from __future__ import annotations
+
+import enum
+import importlib
+import inspect
+import pkgutil
+import traceback
+
+import pytest
+
+import animalstore_client
+import animalstore_client.testing
+from animalstore_client import AsyncClient, Client
+
+
+def sdk_classes() -> list[type]:
+    """Every class defined in the package's modules, private ones included; enums aside."""
+    found: dict[type, None] = {}
+    for package in (animalstore_client, animalstore_client.testing):
+        for module_info in pkgutil.iter_modules(package.__path__):
+            if module_info.name == "__main__":
+                continue
+            module = importlib.import_module(f"{package.__name__}.{module_info.name}")
+            for value in vars(module).values():
+                if (
+                    inspect.isclass(value)
+                    and value.__module__.startswith("animalstore_client")
+                    and not issubclass(value, enum.Enum)
+                ):
+                    found[value] = None
+    return list(found)
+
+
+CLASSES = sdk_classes()
+
+
+def test_the_classes_are_found() -> None:
+    names = {cls.__name__ for cls in CLASSES}
+    assert {"Client", "Pet", "APIResponse", "ClientOptions", "HttpxAnswer"} <= names
+    assert len(CLASSES) > 50
+
+
+@pytest.mark.parametrize("cls", CLASSES, ids=lambda cls: f"{cls.__module__}.{cls.__qualname__}")
+def test_repr_and_str_of_an_object_whose_constructor_never_ran(cls: type) -> None:
+    # What a constructor that raised before its first assignment leaves behind.
+    half_built = cls.__new__(cls)
+
+    assert isinstance(repr(half_built), str)
+    assert isinstance(str(half_built), str)
+
+
+@pytest.mark.parametrize("client_class", [Client, AsyncClient])
+def test_a_constructor_error_formatted_with_its_locals_shows_the_error(
+    client_class: type[Client | AsyncClient],
+) -> None:
+    with pytest.raises(ValueError, match="absolute http") as caught:
+        client_class(api_key="k", base_url="ftp://example.test/v1")
+
+    # As `unittest --locals` formats it: every frame's locals, `self` included, by repr.
+    text = "".join(
+        traceback.TracebackException.from_exception(caught.value, capture_locals=True).format()
+    )
+    assert "must be an absolute http(s) URL" in text
+    assert "repr() failed" not in text
+    assert f"self = <{client_class.__name__} (not configured)>" in text
