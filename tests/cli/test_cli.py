@@ -222,7 +222,10 @@ def test_create_without_status_sends_none_and_prints_none(api: Server) -> None:
 
 def test_list_prints_a_json_array_and_passes_the_filters(api: Server) -> None:
     seeded: list[tuple[str, PetStatusLiteral | None]] = [
-        ("Rex", "sold"), ("Tom", None), ("Kiki", "sold"), ("Max", "sold")
+        ("Rex", "sold"),
+        ("Tom", None),
+        ("Kiki", "sold"),
+        ("Max", "sold"),
     ]
     for name, status in seeded:
         api.store.add_pet(name, 1, status)

@@ -95,8 +95,7 @@ def test_a_failing_line_fails_the_block_and_stops_it(
 
 def test_each_marker_takes_its_own_block(tmp_path: Path) -> None:
     readme = (
-        "<!-- ci:tests -->\n```sh\necho tests\n```\n"
-        "<!-- ci:quickstart -->\n```\necho quick\n```\n"
+        "<!-- ci:tests -->\n```sh\necho tests\n```\n<!-- ci:quickstart -->\n```\necho quick\n```\n"
     )
     assert run_block(tmp_path, readme, "tests").stdout == "+ echo tests\ntests\n"
     assert run_block(tmp_path, readme, "quickstart").stdout == "+ echo quick\nquick\n"

@@ -14,6 +14,7 @@ import pytest
 import trio
 
 from animalstore_client import (
+    APITimeoutError,
     AsyncClient,
     DefaultAioHttpClient,
     DefaultAsyncHttpxClient,
@@ -171,3 +172,29 @@ def test_aiohttp_under_trio_is_refused_saying_why() -> None:
     assert str(caught.value).startswith(
         "an AsyncClient on aiohttp needs asyncio: aiohttp does not run under trio."
     )
+
+
+@pytest.mark.parametrize("mode", ["headers", "silent"])
+def test_the_deadline_cuts_a_call_off_under_trio(mode: str) -> None:
+    from tests.reliability.test_bounded_cost import DripServer
+
+    server = DripServer(mode)
+
+    async def main() -> tuple[type[BaseException], float]:
+        async with AsyncClient(
+            api_key=KEY, base_url=server.base_url, timeout=5.0, deadline=0.5
+        ) as client:
+            started = trio.current_time()
+            try:
+                await client.list_pets()
+            except Exception as exc:
+                return type(exc), trio.current_time() - started
+            raise AssertionError("the call returned")
+
+    try:
+        error, elapsed = trio.run(main)
+    finally:
+        server.close()
+    assert error is APITimeoutError
+    assert 0.45 <= elapsed < 1.0
+    assert server.requests == 1

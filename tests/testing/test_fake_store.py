@@ -256,7 +256,13 @@ def test_list_limit_larger_than_the_store(client: httpx.Client, store: FakeAnima
 
 def test_list_filters_by_status_then_limits(client: httpx.Client, store: FakeAnimalStore) -> None:
     statuses: list[PetStatusLiteral | None] = [
-        "sold", None, "available", "sold", "pending", "sold", "sold"
+        "sold",
+        None,
+        "available",
+        "sold",
+        "pending",
+        "sold",
+        "sold",
     ]
     for i, status in enumerate(statuses):
         store.add_pet(f"pet{i}", 1, status)

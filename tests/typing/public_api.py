@@ -238,6 +238,7 @@ def exceptions() -> None:
         assert_type(api.request, httpx.Request)
     except WireFormatError as wire:
         assert_type(wire.problems, list[str])
+        assert_type(wire.complete, bool)
     except AnimalStoreError as anything:
         assert_type(anything, AnimalStoreError)
     # from_dict's error is a ValueError too, as it was before it was public.

@@ -480,6 +480,7 @@ json_values = st.recursive(
     max_leaves=8,
 )
 
+
 def empty(value: object) -> bool:
     """What ``from_dict`` reads as an absent optional field: ``None``, or a NaN from a table."""
     return value is None or (isinstance(value, float) and value != value)
