@@ -26,6 +26,7 @@ from animalstore_client._wire import (
     RecordedAnswer,
     Request,
     SendFailure,
+    fits,
     too_large,
 )
 
@@ -259,11 +260,15 @@ class AiohttpSender:
                     sock_read=timeout.get("read"),
                 ),
             ) as response:
-                body = CappedBody(request.max_bytes)
-                async for chunk in response.content.iter_any():
-                    if not body.add(chunk):
-                        response.close()  # not released: the rest of the body must not be read
-                        return too_large(request, request.redacted())
+                if fits(response.headers, request.max_bytes):
+                    content = await response.read()
+                else:
+                    body = CappedBody(request.max_bytes)
+                    async for chunk in response.content.iter_any():
+                        if not body.add(chunk):
+                            response.close()  # not released: the rest must not be read
+                            return too_large(request, request.redacted())
+                    content = body.content()
         except _AttemptFailed as exc:
             return classify(exc.error, request)
         except (aiohttp.ClientError, asyncio.TimeoutError) as exc:
@@ -276,7 +281,7 @@ class AiohttpSender:
             if not self.session.closed:
                 raise
         else:
-            return AiohttpAnswer(request, response, body.content())
+            return AiohttpAnswer(request, response, content)
         finally:
             _sdk_call.reset(marked)
         # The session was closed meanwhile; raised here, outside aiohttp's frames, whose locals

@@ -13,12 +13,14 @@ anyio's, which httpx already uses, so that the gate works under asyncio and trio
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
+
 import anyio
 import httpx
 
 from animalstore_client._eventloop import current_loop
 
-__all__ = ["ConnectionGate"]
+__all__ = ["ConnectionGate", "HeldUntilClosed"]
 
 
 class ConnectionGate:
@@ -68,3 +70,33 @@ class ConnectionGate:
                 request=request,
             ) from None
         return semaphore
+
+
+class HeldUntilClosed(httpx.AsyncByteStream):
+    """A streamed response's body that keeps its place in the gate until it is closed.
+
+    With ``send(stream=True)`` the connection stays busy until the body is read or the
+    response closed, not just until the headers come: the place in the gate must too, or
+    more requests than connections would queue inside httpx.
+
+    Args:
+        stream: the response's own stream.
+        semaphore: the gate's semaphore to release once, when the stream is closed.
+    """
+
+    def __init__(self, stream: httpx.AsyncByteStream, semaphore: anyio.Semaphore) -> None:
+        self._stream = stream
+        self._semaphore: anyio.Semaphore | None = semaphore
+
+    async def __aiter__(self) -> AsyncIterator[bytes]:
+        async for chunk in self._stream:
+            yield chunk
+
+    async def aclose(self) -> None:
+        """Close the response's own stream, then give the place back."""
+        try:
+            await self._stream.aclose()
+        finally:
+            semaphore, self._semaphore = self._semaphore, None
+            if semaphore is not None:
+                semaphore.release()

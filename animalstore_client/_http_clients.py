@@ -125,6 +125,9 @@ class DefaultAsyncHttpxClient(httpx.AsyncClient):
         Returns:
             The response.
 
+        A streamed response (``stream=True``) keeps its place in the gate until it is closed,
+        as it keeps its connection.
+
         Raises:
             httpx.PoolTimeout: the gate, then httpx's pool, did not let it in within the
                 ``pool`` timeout (each).
@@ -134,9 +137,18 @@ class DefaultAsyncHttpxClient(httpx.AsyncClient):
             return await super().send(request, **kwargs)
         semaphore = await self._gate.enter(request)
         try:
-            return await super().send(request, **kwargs)
-        finally:
+            response = await super().send(request, **kwargs)
+        except BaseException:
             semaphore.release()
+            raise
+        if response.is_closed:  # read in full (stream=False)
+            semaphore.release()
+        else:  # streamed: the connection is busy until the response is closed
+            from animalstore_client._gate import HeldUntilClosed
+
+            assert isinstance(response.stream, httpx.AsyncByteStream)
+            response.stream = HeldUntilClosed(response.stream, semaphore)
+        return response
 
 
 def DefaultAioHttpClient(**kwargs: Any) -> aiohttp.ClientSession:

@@ -20,6 +20,7 @@ from animalstore_client._wire import (
     RecordedAnswer,
     Request,
     SendFailure,
+    fits,
     redacted_request,
     response_view,
     too_large,
@@ -185,6 +186,9 @@ class SyncHttpxSender:
         try:
             response = self.http.send(built, stream=True)
             try:
+                if fits(response.headers, request.max_bytes):
+                    response.read()
+                    return HttpxAnswer(response)
                 body = CappedBody(request.max_bytes)
                 for chunk in response.iter_bytes():
                     if not body.add(chunk):
@@ -221,6 +225,9 @@ class AsyncHttpxSender:
         try:
             response = await self.http.send(built, stream=True)
             try:
+                if fits(response.headers, request.max_bytes):
+                    await response.aread()
+                    return HttpxAnswer(response)
                 body = CappedBody(request.max_bytes)
                 async for chunk in response.aiter_bytes():
                     if not body.add(chunk):

@@ -32,6 +32,7 @@ __all__ = [
     "RecordedAnswer",
     "Request",
     "SendFailure",
+    "fits",
     "redacted_request",
     "response_view",
     "too_large",
@@ -241,6 +242,26 @@ class RecordedAnswer(Answer):
     def request_view(self) -> httpx.Request:
         """Return the request it answers, ``Authorization`` redacted."""
         return self._request
+
+
+def fits(headers: Mapping[str, str], cap: int | None) -> bool:
+    """Whether a body is sure to stay within ``cap`` before a byte of it is read.
+
+    So it is when it is not encoded and its ``Content-Length`` is within the cap: the HTTP
+    libraries never read past the length (they fail on a longer body). Such a body is read
+    the library's plain way, which is what the common answer costs; any other is read in
+    capped pieces (``CappedBody``).
+
+    Args:
+        headers: the response headers, looked up case-insensitively.
+        cap: the most bytes allowed; ``None`` for no limit.
+    """
+    if cap is None:
+        return True
+    if "content-encoding" in headers:
+        return False
+    length = headers.get("content-length", "")
+    return length.isdigit() and int(length) <= cap
 
 
 def too_large(request: Request, view: httpx.Request) -> SendFailure:

@@ -18,7 +18,7 @@ import attrs
 import httpx
 
 from animalstore_client._client import AsyncClient, Client
-from animalstore_client._config import DEFAULT_MAX_RETRIES
+from animalstore_client._config import DEFAULT_MAX_RESPONSE_BYTES, DEFAULT_MAX_RETRIES
 from animalstore_client._models import Pet, PetStatus
 from animalstore_client._safe_repr import tolerant_repr
 from animalstore_client._types import NOT_GIVEN, NotGiven, PetStatusLiteral
@@ -308,6 +308,8 @@ class FakeAnimalStore:
         timeout: float | httpx.Timeout | NotGiven | None = NOT_GIVEN,
         max_retries: int = DEFAULT_MAX_RETRIES,
         default_headers: Mapping[str, str] | None = None,
+        max_response_bytes: int | None = DEFAULT_MAX_RESPONSE_BYTES,
+        deadline: float | None = None,
     ) -> Client:
         """Return an SDK ``Client`` that talks to this store in process, with no socket.
 
@@ -316,6 +318,8 @@ class FakeAnimalStore:
             timeout: as ``Client``'s.
             max_retries: as ``Client``'s.
             default_headers: as ``Client``'s.
+            max_response_bytes: as ``Client``'s.
+            deadline: as ``Client``'s.
 
         Returns:
             The client; close it (or use ``with``) like any other.
@@ -331,6 +335,8 @@ class FakeAnimalStore:
             timeout=timeout,
             max_retries=max_retries,
             default_headers=default_headers,
+            max_response_bytes=max_response_bytes,
+            deadline=deadline,
             http_client=httpx.Client(transport=self.transport()),
         )
 
@@ -341,6 +347,8 @@ class FakeAnimalStore:
         timeout: float | httpx.Timeout | NotGiven | None = NOT_GIVEN,
         max_retries: int = DEFAULT_MAX_RETRIES,
         default_headers: Mapping[str, str] | None = None,
+        max_response_bytes: int | None = DEFAULT_MAX_RESPONSE_BYTES,
+        deadline: float | None = None,
     ) -> AsyncClient:
         """Return an SDK ``AsyncClient`` that talks to this store in process, with no socket.
 
@@ -349,6 +357,8 @@ class FakeAnimalStore:
             timeout: as ``AsyncClient``'s.
             max_retries: as ``AsyncClient``'s.
             default_headers: as ``AsyncClient``'s.
+            max_response_bytes: as ``AsyncClient``'s.
+            deadline: as ``AsyncClient``'s.
 
         Returns:
             The client; close it with ``await client.aclose()`` or ``async with``.
@@ -364,6 +374,8 @@ class FakeAnimalStore:
             timeout=timeout,
             max_retries=max_retries,
             default_headers=default_headers,
+            max_response_bytes=max_response_bytes,
+            deadline=deadline,
             http_client=httpx.AsyncClient(transport=self.transport()),
         )
 

@@ -6,6 +6,7 @@ from the environment, the connection gate of ``DefaultAsyncHttpxClient``, the ai
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import subprocess
 import sys
@@ -399,6 +400,37 @@ def test_a_call_that_finds_no_free_connection_in_time_is_a_pool_timeout_and_is_n
         assert all(other.request.url == f"{server.base_url}/pets" for other in others)
         assert 0.15 <= waited < 0.9  # the pool timeout, not the first call's answer
         assert len(server.requests) == 1  # the others never left
+
+
+def test_a_streamed_response_keeps_its_place_in_the_gate_until_it_is_closed() -> None:
+    # The SDK streams every answer (to cap its size): its place must last as long as the
+    # connection is busy, not only until the headers came, or more requests than connections
+    # would queue inside httpx's pool.
+    with FaultServer(default=Reply(200, json=[PET])) as server:
+        http = DefaultAsyncHttpxClient(
+            limits=httpx.Limits(max_connections=1), timeout=httpx.Timeout(5.0, pool=0.2)
+        )
+        url = f"{server.base_url}/pets"
+
+        async def main() -> tuple[BaseException | None, bytes, int]:
+            async with http:
+                streamed = await http.send(http.build_request("GET", url), stream=True)
+                try:
+                    await http.get(url)
+                except httpx.PoolTimeout as exc:
+                    blocked: BaseException | None = exc
+                else:
+                    blocked = None
+                body = await streamed.aread()  # read to the end: closed, the place is back
+                after = await http.get(url)
+                return blocked, body, after.status_code
+
+        blocked, body, status = asyncio.run(main())
+
+        assert isinstance(blocked, httpx.PoolTimeout)
+        assert "no connection became free" in str(blocked)  # the gate's, not httpx's pool's
+        assert (json.loads(body), status) == ([PET], 200)
+        assert len(server.requests) == 2
 
 
 def test_the_gate_works_in_one_event_loop_after_another() -> None:

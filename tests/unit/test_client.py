@@ -93,15 +93,29 @@ def test_the_stores_clients_spell_out_the_options_they_take() -> None:
 
     for factory in (FakeAnimalStore.client, FakeAnimalStore.async_client):
         parameters = inspect.signature(factory).parameters
-        assert list(parameters) == ["self", "api_key", "timeout", "max_retries", "default_headers"]
+        assert list(parameters) == [
+            "self",
+            "api_key",
+            "timeout",
+            "max_retries",
+            "default_headers",
+            "max_response_bytes",
+            "deadline",
+        ]
         assert all(p.kind is not inspect.Parameter.VAR_KEYWORD for p in parameters.values())
     store = FakeAnimalStore(api_keys={"sk-first", "sk-second"})
     store.add_pet("Rex", 3, "available")
     with store.client(
-        "sk-second", max_retries=0, timeout=2.0, default_headers={"X-Team": "a"}
+        "sk-second",
+        max_retries=0,
+        timeout=2.0,
+        default_headers={"X-Team": "a"},
+        max_response_bytes=1000,
+        deadline=5,
     ) as c:
         assert c.max_retries == 0
         assert c.timeout == httpx.Timeout(2.0)
+        assert (c.max_response_bytes, c.deadline) == (1000, 5.0)
         assert [pet.name for pet in c.list_pets()] == ["Rex"]
     (request,) = store.requests
     assert request.headers["authorization"] == "Bearer sk-second"
