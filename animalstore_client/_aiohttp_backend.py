@@ -11,7 +11,9 @@ from __future__ import annotations
 
 import asyncio
 import contextvars
+import time
 from collections.abc import Sequence
+from datetime import timedelta
 from typing import Any
 
 import aiohttp
@@ -162,17 +164,25 @@ class AiohttpAnswer(Answer):
         request: the request it answers.
         response: aiohttp's response (its status, reason and headers are kept).
         content: the body, read in full and decoded.
+        elapsed: the time from sending the request to having read the body.
     """
 
-    __slots__ = ("_http_headers", "_reason", "_recorded", "_request", "raw")
+    __slots__ = ("_elapsed", "_http_headers", "_reason", "_recorded", "_request", "raw")
 
-    def __init__(self, request: Request, response: aiohttp.ClientResponse, content: bytes) -> None:
+    def __init__(
+        self,
+        request: Request,
+        response: aiohttp.ClientResponse,
+        content: bytes,
+        elapsed: timedelta,
+    ) -> None:
         self.status_code = response.status
         self.headers = response.headers
         self.content = content
         self.raw = response.raw_headers
         self._reason = response.reason or ""
         self._request = request
+        self._elapsed = elapsed
         self._http_headers: httpx.Headers | None = None
         self._recorded: RecordedAnswer | None = None
 
@@ -200,6 +210,7 @@ class AiohttpAnswer(Answer):
                 self.raw,
                 extensions,
                 request.redacted(),
+                self._elapsed,
             )
         return self._recorded
 
@@ -245,6 +256,7 @@ class AiohttpSender:
         # thread.)
         await _next_turn()
         timeout = request.timeout
+        started = time.perf_counter()
         marked = _sdk_call.set(True)
         try:
             async with self.session.request(
@@ -260,6 +272,8 @@ class AiohttpSender:
                     sock_read=timeout.get("read"),
                 ),
             ) as response:
+                # aiohttp checks a body against its Content-Length; a deadline is kept by
+                # cancelling the attempt.
                 if fits(response.headers, request.max_bytes):
                     content = await response.read()
                 else:
@@ -281,7 +295,8 @@ class AiohttpSender:
             if not self.session.closed:
                 raise
         else:
-            return AiohttpAnswer(request, response, content)
+            elapsed = timedelta(seconds=time.perf_counter() - started)
+            return AiohttpAnswer(request, response, content, elapsed)
         finally:
             _sdk_call.reset(marked)
         # The session was closed meanwhile; raised here, outside aiohttp's frames, whose locals

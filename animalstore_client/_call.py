@@ -23,7 +23,7 @@ from animalstore_client._operations import Operation
 from animalstore_client._response import APIResponse, connection_error, parse_body, status_error
 from animalstore_client._retries import retry_delay
 from animalstore_client._types import NotGiven
-from animalstore_client._wire import Answer, Failure, Request, SendFailure
+from animalstore_client._wire import Answer, Request, SendFailure, deadline_passed
 
 __all__ = ["Call"]
 
@@ -79,6 +79,10 @@ class Call(Generic[T]):
             if "content-type" not in headers:  # a caller's own wins, as with httpx's json=
                 headers = {**headers, "content-type": "application/json"}
         timeout = options.timeout_extension if operation.timeout is None else operation.timeout
+        deadline = operation.deadline
+        #: Seconds for the whole call, retries and waits included; ``None`` for no limit.
+        self.deadline = options.deadline if isinstance(deadline, NotGiven) else deadline
+        self._ends = None if self.deadline is None else time.monotonic() + self.deadline
         self.request = Request(
             operation.method,
             options.base_url + operation.path,
@@ -87,11 +91,9 @@ class Call(Generic[T]):
             content,
             timeout,
             options.max_response_bytes,
+            self.deadline,
+            self._ends,
         )
-        deadline = operation.deadline
-        #: Seconds for the whole call, retries and waits included; ``None`` for no limit.
-        self.deadline = options.deadline if isinstance(deadline, NotGiven) else deadline
-        self._ends = None if self.deadline is None else time.monotonic() + self.deadline
         # The SDK already warns when a deprecated operation is called: once is enough.
         self._notices = None if operation.deprecated else notices
         self._operation = operation
@@ -122,6 +124,8 @@ class Call(Generic[T]):
                 for phase, seconds in request.timeout.items()
             },
             request.max_bytes,
+            request.deadline,
+            request.ends,
         )
 
     def remaining(self) -> float:
@@ -131,12 +135,7 @@ class Call(Generic[T]):
 
     def deadline_passed(self) -> SendFailure:
         """Return the outcome of an attempt that the deadline cut off: never retried."""
-        return SendFailure(
-            Failure.FATAL,
-            f"deadline={self.deadline:g} s passed before the call was done",
-            timeout=True,
-            request=self.request.redacted(),
-        )
+        return deadline_passed(self.request, self.request.redacted())
 
     def after(self, outcome: Answer | SendFailure) -> float | None:
         """Take in one attempt's outcome and decide what comes next.

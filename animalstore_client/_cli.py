@@ -22,6 +22,7 @@ from animalstore_client._client import Client
 from animalstore_client._config import (
     API_KEY_VARIABLE,
     BASE_URL_VARIABLE,
+    DEFAULT_MAX_RESPONSE_BYTES,
     DEFAULT_MAX_RETRIES,
     DEFAULT_TIMEOUT,
     Environment,
@@ -172,10 +173,10 @@ def _call_api(args: argparse.Namespace, call: ApiCall) -> int:
                 timeout=args.timeout,
                 max_retries=args.max_retries,
                 deadline=args.deadline,
+                max_response_bytes=args.max_response_bytes,
             ) as client,
+            _retry_lines(show=not args.verbose and sys.stderr.isatty()),
         ):
-            if not args.verbose and sys.stderr.isatty():
-                _show_retries()
             if args.verbose:
                 # After the client is built, whose own set-up follows ANIMALSTORE_LOG: one
                 # stderr handler, at DEBUG. The SDK's records never carry headers (the key).
@@ -192,19 +193,32 @@ def _call_api(args: argparse.Namespace, call: ApiCall) -> int:
     return EXIT_OK
 
 
-def _show_retries() -> None:
+@contextmanager
+def _retry_lines(*, show: bool) -> Iterator[None]:
     """Print one line on stderr per retry, as the call starts to wait (a person is watching).
 
     Otherwise a command that retries is silent for as long as its waits last. ``-v`` shows
-    these lines among its DEBUG logs; a script reading stderr gets nothing extra.
+    these lines among its DEBUG logs, and ``ANIMALSTORE_LOG`` among its own; a script reading
+    stderr gets nothing extra.
+
+    Args:
+        show: whether to print them (stderr is a terminal, and no log shows them already).
     """
+    sdk_logger = logging.getLogger("animalstore_client")
+    if not show or sdk_logger.isEnabledFor(logging.INFO):
+        yield
+        return
     handler = logging.StreamHandler(sys.stderr)
     handler.addFilter(lambda record: getattr(record, "animalstore_retry", False))
     handler.setFormatter(logging.Formatter("%(message)s"))
-    sdk_logger = logging.getLogger("animalstore_client")
+    level = sdk_logger.level
     sdk_logger.addHandler(handler)
-    if sdk_logger.getEffectiveLevel() > logging.INFO:
-        sdk_logger.setLevel(logging.INFO)
+    sdk_logger.setLevel(logging.INFO)
+    try:
+        yield
+    finally:
+        sdk_logger.removeHandler(handler)
+        sdk_logger.setLevel(level)
 
 
 def _notice(text: str) -> None:
@@ -276,6 +290,13 @@ def _parser(prog: str) -> argparse.ArgumentParser:
         type=float,
         metavar="SECONDS",
         help="the most a whole call may take, retries and waits included (default: no limit)",
+    )
+    parser.add_argument(
+        "--max-response-bytes",
+        type=int,
+        default=DEFAULT_MAX_RESPONSE_BYTES,
+        metavar="N",
+        help="the most bytes an answer's body may hold once decoded (default: 16 MiB)",
     )
     parser.add_argument(
         "--max-retries",

@@ -19,6 +19,7 @@ from animalstore_client._exceptions import (
     APIResponseValidationError,
     APIStatusError,
     APITimeoutError,
+    ResponseTooLargeError,
 )
 from animalstore_client._models import Pet
 
@@ -85,9 +86,10 @@ def error_json(error: Exception) -> dict[str, Any]:
     Returns:
         The API's Error body, as received, when there is one. Otherwise an object whose
         ``code`` is ``unexpected_response`` (a non-2xx answer whose body is not an Error),
-        ``invalid_response`` (a 2xx answer that does not fit the schema), ``timeout``,
+        ``invalid_response`` (a 2xx answer that does not fit the schema),
+        ``response_too_large`` (a body past ``--max-response-bytes``), ``timeout``,
         ``connection_error`` or ``invalid_argument``, and whose ``status`` is the HTTP status,
-        or ``None`` when no answer came.
+        or ``None`` when no answer came (or, past the size cap, none was read in full).
     """
     if isinstance(error, APIStatusError):
         if error.error is not None:
@@ -95,6 +97,8 @@ def error_json(error: Exception) -> dict[str, Any]:
         return _error("unexpected_response", error.message, error.status_code)
     if isinstance(error, APIResponseValidationError):
         return _error("invalid_response", error.message, error.response.status_code)
+    if isinstance(error, ResponseTooLargeError):
+        return _error("response_too_large", error.message, None)
     if isinstance(error, APITimeoutError):
         return _error("timeout", error.message, None)
     if isinstance(error, APIConnectionError):

@@ -5,8 +5,11 @@ byte at a time holds an attempt for as long as it likes; a deadline must stop th
 outside. The async clients cancel it (anyio's cancel scope, which works under asyncio and trio,
 on httpx and aiohttp alike). A sync attempt waiting for a byte cannot be interrupted through
 httpx's public API: it runs in a worker thread, and the caller stops waiting at the deadline.
-The abandoned attempt ends in the background when its per-phase timeouts (no longer than the
-time that was left when it began) or the server end it, and its answer is dropped.
+The abandoned attempt goes on in the background until the server ends it, its per-phase
+timeouts (no longer than the time that was left when it began) run out, or, past the
+deadline, the next piece of its body arrives (the sender stops reading there); its answer is
+dropped. A server that drips the headers themselves keeps it, and its connection, until it
+stops.
 """
 
 from __future__ import annotations
@@ -56,7 +59,8 @@ def send_within(
 
     threading.Thread(target=attempt, name="animalstore-attempt", daemon=True).start()
     try:
-        return done.result(timeout=seconds)
+        # A lock's wait is bounded by TIMEOUT_MAX (about 49 days on Windows).
+        return done.result(timeout=min(seconds, threading.TIMEOUT_MAX))
     except FutureTimeout:
         return None
 

@@ -9,6 +9,7 @@ here and then dropped: see ``_wire``.
 from __future__ import annotations
 
 import sys
+from datetime import timedelta
 
 import httpx
 
@@ -20,7 +21,9 @@ from animalstore_client._wire import (
     RecordedAnswer,
     Request,
     SendFailure,
+    deadline_passed,
     fits,
+    past,
     redacted_request,
     response_view,
     too_large,
@@ -124,6 +127,7 @@ class HttpxAnswer(Answer):
                 self.content,
                 response.request,
                 dict(response.extensions),
+                _elapsed(response),
             )
         return self._read
 
@@ -137,11 +141,42 @@ class HttpxAnswer(Answer):
             response.headers.raw,
             {name: response.extensions[name] for name in _KEPT if name in response.extensions},
             _redacted(response.request),
+            _elapsed(response),
         )
 
     def reason_phrase(self) -> str:
         """Return the reason phrase."""
         return self.response.reason_phrase
+
+
+def _elapsed(response: httpx.Response) -> timedelta | None:
+    """Return the response's ``elapsed``, which httpx sets when it closes the response."""
+    try:
+        return response.elapsed
+    except RuntimeError:  # one built by hand, never sent
+        return None
+
+
+def _plain_read(response: httpx.Response, request: Request) -> bool:
+    """Whether to read the body httpx's plain way (``read()``) rather than in capped pieces.
+
+    Only when it surely fits (``fits``), and the call has no deadline: under a deadline the
+    pieces let an attempt stop reading a dripping body once the deadline passes, even in the
+    worker thread of a sync call that stopped waiting for it.
+    """
+    return request.ends is None and fits(response.headers, request.max_bytes)
+
+
+def _checked(answer: HttpxAnswer, request: Request, built: httpx.Request) -> Answer | SendFailure:
+    """Return ``answer``, or the size failure if its body is past the cap after all.
+
+    A transport that does not frame bodies by their headers (a mock, an ASGI app) may hand
+    over more than ``Content-Length`` said.
+    """
+    cap = request.max_bytes
+    if cap is not None and len(answer.content) > cap:
+        return too_large(request, _redacted(built))
+    return answer
 
 
 def to_httpx(http: httpx.Client | httpx.AsyncClient, request: Request) -> httpx.Request:
@@ -186,13 +221,15 @@ class SyncHttpxSender:
         try:
             response = self.http.send(built, stream=True)
             try:
-                if fits(response.headers, request.max_bytes):
+                if _plain_read(response, request):
                     response.read()
-                    return HttpxAnswer(response)
+                    return _checked(HttpxAnswer(response), request, built)
                 body = CappedBody(request.max_bytes)
                 for chunk in response.iter_bytes():
                     if not body.add(chunk):
                         return too_large(request, _redacted(built))
+                    if past(request):
+                        return deadline_passed(request, _redacted(built))
             finally:
                 response.close()  # mid-body, httpcore drops the connection rather than reuse it
         except httpx.RequestError as exc:
@@ -225,13 +262,15 @@ class AsyncHttpxSender:
         try:
             response = await self.http.send(built, stream=True)
             try:
-                if fits(response.headers, request.max_bytes):
+                if _plain_read(response, request):
                     await response.aread()
-                    return HttpxAnswer(response)
+                    return _checked(HttpxAnswer(response), request, built)
                 body = CappedBody(request.max_bytes)
                 async for chunk in response.aiter_bytes():
                     if not body.add(chunk):
                         return too_large(request, _redacted(built))
+                    if past(request):
+                        return deadline_passed(request, _redacted(built))
             finally:
                 await response.aclose()
         except httpx.RequestError as exc:

@@ -17,7 +17,9 @@ request view with the ``Authorization`` value redacted and nothing else of the r
 from __future__ import annotations
 
 import enum
+import time
 from collections.abc import Iterable, Mapping
+from datetime import timedelta
 from typing import Any
 
 import httpx
@@ -32,7 +34,9 @@ __all__ = [
     "RecordedAnswer",
     "Request",
     "SendFailure",
+    "deadline_passed",
     "fits",
+    "past",
     "redacted_request",
     "response_view",
     "too_large",
@@ -59,9 +63,22 @@ class Request:
         timeout: seconds per phase (``connect``, ``read``, ``write``, ``pool``; ``None``: no
             limit), as httpx's ``timeout`` request extension.
         max_bytes: the most bytes the answer's decoded body may hold; ``None`` for no limit.
+        deadline: the call's deadline in seconds, for messages; ``None`` for none.
+        ends: when the deadline passes, on ``time.monotonic()``'s clock; ``None`` for never.
+            A sender stops reading a body there, even in an attempt its caller gave up on.
     """
 
-    __slots__ = ("content", "headers", "max_bytes", "method", "params", "timeout", "url")
+    __slots__ = (
+        "content",
+        "deadline",
+        "ends",
+        "headers",
+        "max_bytes",
+        "method",
+        "params",
+        "timeout",
+        "url",
+    )
 
     def __init__(
         self,
@@ -72,6 +89,8 @@ class Request:
         content: bytes | None,
         timeout: dict[str, float | None],
         max_bytes: int | None = None,
+        deadline: float | None = None,
+        ends: float | None = None,
     ) -> None:
         self.method = method
         self.url = url
@@ -80,6 +99,8 @@ class Request:
         self.content = content
         self.timeout = timeout
         self.max_bytes = max_bytes
+        self.deadline = deadline
+        self.ends = ends
 
     @property
     def full_url(self) -> str:
@@ -198,9 +219,10 @@ class RecordedAnswer(Answer):
         raw_headers: the headers as received, as bytes pairs (a value may be any byte).
         extensions: the response's ``http_version`` and ``reason_phrase``, as httpx names them.
         request: the request view, ``Authorization`` redacted.
+        elapsed: the time from sending the request to having read the body, if known.
     """
 
-    __slots__ = ("_extensions", "_raw_headers", "_request", "_response")
+    __slots__ = ("_elapsed", "_extensions", "_raw_headers", "_request", "_response")
 
     def __init__(
         self,
@@ -210,6 +232,7 @@ class RecordedAnswer(Answer):
         raw_headers: Iterable[tuple[bytes, bytes]],
         extensions: dict[str, Any],
         request: httpx.Request,
+        elapsed: timedelta | None = None,
     ) -> None:
         self.status_code = status_code
         self.headers = headers
@@ -217,6 +240,7 @@ class RecordedAnswer(Answer):
         self._raw_headers = list(raw_headers)
         self._extensions = extensions
         self._request = request
+        self._elapsed = elapsed
         self._response: httpx.Response | None = None
 
     def http_headers(self) -> httpx.Headers:
@@ -227,7 +251,12 @@ class RecordedAnswer(Answer):
         """Return an ``httpx.Response`` view of the answer, built on first use."""
         if self._response is None:
             self._response = response_view(
-                self.status_code, self._raw_headers, self.content, self._request, self._extensions
+                self.status_code,
+                self._raw_headers,
+                self.content,
+                self._request,
+                self._extensions,
+                self._elapsed,
             )
         return self._response
 
@@ -247,10 +276,12 @@ class RecordedAnswer(Answer):
 def fits(headers: Mapping[str, str], cap: int | None) -> bool:
     """Whether a body is sure to stay within ``cap`` before a byte of it is read.
 
-    So it is when it is not encoded and its ``Content-Length`` is within the cap: the HTTP
-    libraries never read past the length (they fail on a longer body). Such a body is read
-    the library's plain way, which is what the common answer costs; any other is read in
-    capped pieces (``CappedBody``).
+    So it is when it is neither encoded nor chunked and its ``Content-Length`` is within the
+    cap: the HTTP libraries then read exactly that length (h11 fails on a longer body; with
+    ``Transfer-Encoding`` it would follow the chunks and ignore the length). Such a body is
+    read the library's plain way, which is what the common answer costs; any other is read in
+    capped pieces (``CappedBody``). The senders still check the length they got, for a
+    transport that does not frame bodies by their headers (a mock, an ASGI app).
 
     Args:
         headers: the response headers, looked up case-insensitively.
@@ -258,10 +289,30 @@ def fits(headers: Mapping[str, str], cap: int | None) -> bool:
     """
     if cap is None:
         return True
-    if "content-encoding" in headers:
+    if "content-encoding" in headers or "transfer-encoding" in headers:
         return False
     length = headers.get("content-length", "")
-    return length.isdigit() and int(length) <= cap
+    return length.isascii() and length.isdigit() and int(length) <= cap
+
+
+def deadline_passed(request: Request, view: httpx.Request) -> SendFailure:
+    """Return the failure for an attempt the call's deadline cut off: never retried.
+
+    Args:
+        request: the request, which has a deadline.
+        view: its request view, ``Authorization`` redacted.
+    """
+    return SendFailure(
+        Failure.FATAL,
+        f"deadline={request.deadline:g} s passed before the call was done",
+        timeout=True,
+        request=view,
+    )
+
+
+def past(request: Request) -> bool:
+    """Whether ``request``'s deadline, if it has one, has passed."""
+    return request.ends is not None and time.monotonic() >= request.ends
 
 
 def too_large(request: Request, view: httpx.Request) -> SendFailure:
@@ -273,8 +324,8 @@ def too_large(request: Request, view: httpx.Request) -> SendFailure:
     """
     return SendFailure(
         Failure.TOO_LARGE,
-        f"the response body is larger than max_response_bytes={request.max_bytes} "
-        "(reading stopped there; raise the limit or pass None for none)",
+        f"the response body is larger than max_response_bytes={request.max_bytes}; "
+        "reading stopped there",
         timeout=False,
         request=view,
     )
@@ -347,6 +398,7 @@ def response_view(
     content: bytes,
     request: httpx.Request,
     extensions: dict[str, Any],
+    elapsed: timedelta | None = None,
 ) -> httpx.Response:
     """Return a read ``httpx.Response`` built from an answer whose body is already decoded.
 
@@ -360,6 +412,7 @@ def response_view(
         content: the decoded body.
         request: the request it answers.
         extensions: the response extensions (``http_version``, ``reason_phrase``).
+        elapsed: the time from sending the request to having read the body, if known.
 
     Returns:
         The response, read.
@@ -367,6 +420,9 @@ def response_view(
     pairs = list(headers)
     if any(name.lower() == b"content-encoding" for name, _ in pairs):
         pairs = [p for p in pairs if p[0].lower() not in (b"content-encoding", b"content-length")]
-    return httpx.Response(
+    response = httpx.Response(
         status_code, headers=pairs, content=content, request=request, extensions=extensions
     )
+    if elapsed is not None:
+        response.elapsed = elapsed
+    return response

@@ -929,3 +929,43 @@ def test_retries_add_nothing_to_stderr_when_it_is_not_a_terminal() -> None:
 
     assert (result.returncode, result.stdout, result.stderr) == (0, "[]\n", "")
     assert len(server.requests) == 2
+
+
+def test_an_answer_past_max_response_bytes_is_an_api_error_with_its_own_code() -> None:
+    from tests.reliability.faultserver import FaultServer, Reply
+
+    with FaultServer(default=Reply(200, body=b"[" + b" " * 5000 + b"]")) as server:
+        result = run("--max-response-bytes 1000 -o json pets list", base_url=server.base_url)
+        fits = run("--max-response-bytes 6000 -o json pets list", base_url=server.base_url)
+
+    assert (result.returncode, result.stdout) == (1, "")
+    body = json.loads(result.stderr)
+    assert (body["code"], body["status"]) == ("response_too_large", None)
+    assert "max_response_bytes=1000" in body["message"]
+    assert (fits.returncode, fits.stdout, fits.stderr) == (0, "[]\n", "")
+
+
+@POSIX_ONLY
+def test_retry_lines_are_not_printed_twice_beside_the_sdk_log() -> None:
+    import pty
+
+    server = retrying_server()
+    leader, follower = pty.openpty()
+    try:
+        process = subprocess.Popen(
+            [*DEFAULT_LAUNCHER, "-o", "json", "pets", "list"],
+            stdout=subprocess.PIPE,
+            stderr=follower,
+            env=environment(server.base_url, KEY, ANIMALSTORE_LOG="info"),
+        )
+        os.close(follower)
+        stdout, _ = process.communicate(timeout=TIMEOUT)
+        stderr = read_all(leader).decode()
+    finally:
+        os.close(leader)
+        server.close()
+    assert (process.returncode, stdout) == (0, b"[]\n")
+    [line] = [line for line in stderr.splitlines() if "retrying GET" in line]
+    assert line.endswith(
+        "retrying GET " + server.base_url + "/pets in 0.1 s after 503 (attempt 2 of 3)"
+    )

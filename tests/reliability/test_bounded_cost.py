@@ -375,3 +375,55 @@ def test_a_refused_connection_under_a_deadline_is_a_connection_error(
     with pytest.raises(APIConnectionError) as caught:
         client.list_pets()
     assert type(caught.value) is APIConnectionError
+
+
+def test_a_length_beside_chunked_framing_does_not_get_past_the_cap(
+    kind: str, make_client: Callable[..., Api], server: FaultServer
+) -> None:
+    # h11 follows the chunks and ignores Content-Length: the length must not be trusted then.
+    chunk = b" " * 65536
+    body = b"".join(b"%x\r\n%s\r\n" % (len(chunk), chunk) for _ in range(32)) + b"0\r\n\r\n"
+    head = (
+        b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 2\r\n"
+        b"Transfer-Encoding: chunked\r\n\r\n"
+    )
+    server.script(Raw(head + body))
+    client = make_client(server, max_response_bytes=1024 * 1024, max_retries=0)
+
+    # aiohttp refuses such framing outright; httpx reads it, within the cap.
+    expected = APIConnectionError if kind == "aiohttp" else ResponseTooLargeError
+    with pytest.raises(expected):
+        client.list_pets()
+
+
+def test_an_abandoned_sync_attempt_stops_reading_a_dripping_body(
+    drip_server: Callable[[str], DripServer],
+) -> None:
+    from animalstore_client import Client
+
+    server = drip_server("body")
+    with Client(api_key="k", base_url=server.base_url, timeout=5.0, deadline=0.5) as client:
+        with pytest.raises(APITimeoutError):
+            client.list_pets()
+        # The worker thread gave up at the next byte after the deadline (one every 0.1 s).
+        waited = 0.0
+        while _attempt_threads() and waited < 2.0:
+            time.sleep(0.05)
+            waited += 0.05
+        assert _attempt_threads() == []
+
+
+def _attempt_threads() -> list[threading.Thread]:
+    return [t for t in threading.enumerate() if t.name == "animalstore-attempt"]
+
+
+def test_the_raw_response_of_a_capped_read_has_its_elapsed_time(
+    make_client: Callable[..., Api], server: FaultServer
+) -> None:
+    server.script(Reply(200, json=[PET], gzip=True))
+    client = make_client(server)
+
+    response = client.raw.list_pets()
+
+    assert response.http_response.elapsed.total_seconds() >= 0
+    assert response.http_response.json() == [PET]
