@@ -893,28 +893,37 @@ def retrying_server() -> Any:
     return server
 
 
-@POSIX_ONLY
-def test_each_retry_is_a_line_on_stderr_when_it_is_a_terminal() -> None:
+def run_with_stderr_on_a_terminal(command: str, base_url: str, **extra_env: str) -> Result:
+    """Run ``animalstore <command>`` with stderr on a pty (stdout piped), as ``run`` does."""
     import pty
 
-    server = retrying_server()
     leader, follower = pty.openpty()
     try:
         process = subprocess.Popen(
-            [*DEFAULT_LAUNCHER, "-o", "json", "pets", "list"],
+            [*DEFAULT_LAUNCHER, *shlex.split(command)],
             stdout=subprocess.PIPE,
             stderr=follower,
-            env=environment(server.base_url, KEY),
+            env=environment(base_url, KEY, **extra_env),
         )
         os.close(follower)
         stdout, _ = process.communicate(timeout=TIMEOUT)
-        stderr = read_all(leader).decode()
+        stderr = read_all(leader).decode().replace("\r\n", "\n")
     finally:
         os.close(leader)
+    result = Result(process.returncode, stdout.decode(), stderr)
+    check_output(result.stdout, result.stderr)
+    return result
+
+
+@POSIX_ONLY
+def test_each_retry_is_a_line_on_stderr_when_it_is_a_terminal() -> None:
+    server = retrying_server()
+    try:
+        result = run_with_stderr_on_a_terminal("-o json pets list", server.base_url)
+    finally:
         server.close()
-    check_output(stdout.decode(), stderr)
-    assert (process.returncode, stdout) == (0, b"[]\n")
-    assert stderr.splitlines() == [
+    assert (result.returncode, result.stdout) == (0, "[]\n")
+    assert result.stderr_lines() == [
         f"retrying GET {server.base_url}/pets in 0.1 s after 503 (attempt 2 of 3)"
     ]
     assert len(server.requests) == 2
@@ -947,25 +956,13 @@ def test_an_answer_past_max_response_bytes_is_an_api_error_with_its_own_code() -
 
 @POSIX_ONLY
 def test_retry_lines_are_not_printed_twice_beside_the_sdk_log() -> None:
-    import pty
-
     server = retrying_server()
-    leader, follower = pty.openpty()
     try:
-        process = subprocess.Popen(
-            [*DEFAULT_LAUNCHER, "-o", "json", "pets", "list"],
-            stdout=subprocess.PIPE,
-            stderr=follower,
-            env=environment(server.base_url, KEY, ANIMALSTORE_LOG="info"),
+        result = run_with_stderr_on_a_terminal(
+            "-o json pets list", server.base_url, ANIMALSTORE_LOG="info"
         )
-        os.close(follower)
-        stdout, _ = process.communicate(timeout=TIMEOUT)
-        stderr = read_all(leader).decode()
     finally:
-        os.close(leader)
         server.close()
-    assert (process.returncode, stdout) == (0, b"[]\n")
-    [line] = [line for line in stderr.splitlines() if "retrying GET" in line]
-    assert line.endswith(
-        "retrying GET " + server.base_url + "/pets in 0.1 s after 503 (attempt 2 of 3)"
-    )
+    assert (result.returncode, result.stdout) == (0, "[]\n")
+    [line] = [line for line in result.stderr_lines() if "retrying GET" in line]
+    assert line.endswith(f"retrying GET {server.base_url}/pets in 0.1 s after 503 (attempt 2 of 3)")

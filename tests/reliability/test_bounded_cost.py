@@ -16,6 +16,7 @@ import time
 import zlib
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import ClassVar
 
 import pytest
 
@@ -28,89 +29,44 @@ from animalstore_client import (
 )
 from tests.reliability.conftest import PET, Api
 from tests.reliability.faultserver import FaultServer, Raw, Reply
+from tests.reliability.rawserver import RawServer
 
 #: How far past its deadline a call may end: the issue's bound.
 SLACK = 0.5
 DEADLINE = 1.0
 
 
-class DripServer:
-    """Accepts connections, reads the request, then answers one byte every ``interval``.
+class DripServer(RawServer):
+    """Reads the request, then answers one byte every ``interval``, until the client leaves.
 
     ``mode`` is ``"headers"`` (a header line that never ends), ``"body"`` (complete headers
     announcing a large body, then the body a byte at a time) or ``"silent"`` (nothing at all).
-    Every connection is counted; ``close()`` stops everything and joins the threads.
+
+    Attributes:
+        requests: how many requests it read.
     """
+
+    HEADS: ClassVar[dict[str, bytes]] = {
+        "headers": b"HTTP/1.1 200 OK\r\nX-Drip: ",
+        "body": b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
+        b"Content-Length: 100000\r\n\r\n[",
+        "silent": b"",
+    }
 
     def __init__(self, mode: str, interval: float = 0.1) -> None:
         self.mode = mode
         self.interval = interval
-        self.connections = 0
         self.requests = 0
-        self._stop = threading.Event()
-        self._listener = socket.create_server(("127.0.0.1", 0))
-        self._threads: list[threading.Thread] = []
-        self._sockets: list[socket.socket] = []
-        self._start(self._accept)
+        super().__init__()
 
-    @property
-    def base_url(self) -> str:
-        return f"http://127.0.0.1:{self._listener.getsockname()[1]}/v1"
-
-    def _start(self, target: Callable[..., None], *args: object) -> None:
-        thread = threading.Thread(target=target, args=args, daemon=True)
-        self._threads.append(thread)
-        thread.start()
-
-    def _accept(self) -> None:
-        self._listener.settimeout(0.1)
-        while not self._stop.is_set():
-            try:
-                connection, _ = self._listener.accept()
-            except TimeoutError:
-                continue
-            except OSError:
-                return
-            self.connections += 1
-            self._sockets.append(connection)
-            self._start(self._serve, connection)
-
-    def _serve(self, connection: socket.socket) -> None:
-        connection.settimeout(0.1)
-        received = b""
-        while b"\r\n\r\n" not in received and not self._stop.is_set():
-            try:
-                chunk = connection.recv(65536)
-            except TimeoutError:
-                continue
-            except OSError:
-                return
-            if not chunk:
-                return
-            received += chunk
-        self.requests += 1
-        if self.mode == "headers":
-            head = b"HTTP/1.1 200 OK\r\nX-Drip: "
-        elif self.mode == "body":
-            head = b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
-            head += b"Content-Length: 100000\r\n\r\n["
-        else:
-            head = b""
-        try:
-            connection.sendall(head)
-            while not self._stop.wait(self.interval):
-                if self.mode != "silent":
-                    connection.sendall(b" ")
-        except OSError:
+    def serve(self, connection: socket.socket) -> None:
+        if self.read_head(connection) is None:
             return
-
-    def close(self) -> None:
-        self._stop.set()
-        self._listener.close()
-        for sock in self._sockets:
-            sock.close()
-        for thread in self._threads:
-            thread.join(5)
+        self.requests += 1
+        connection.sendall(self.HEADS[self.mode])
+        while not self.wait(self.interval):
+            if self.mode != "silent":
+                connection.sendall(b" ")
 
 
 @pytest.fixture

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import asyncio
 import socket
-import threading
 import time
 from collections.abc import Callable, Iterator
 
@@ -21,6 +20,7 @@ import pytest
 
 from animalstore_client import DefaultAioHttpClient
 from tests.reliability.conftest import Api, close_in
+from tests.reliability.rawserver import RawServer
 
 FIRST = b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n[]"
 STALE_BODY = b'[{"id":666,"name":"stale","categoryId":1}]'
@@ -37,7 +37,7 @@ FRESH = (
 )
 
 
-class ExtraAnswerServer:
+class ExtraAnswerServer(RawServer):
     """Answers each connection's first request with ``FIRST`` plus an unrequested ``STALE``.
 
     ``STALE`` goes in the same ``send`` as ``FIRST`` (``later=False``) or 0.2 s after it;
@@ -46,64 +46,20 @@ class ExtraAnswerServer:
 
     def __init__(self, *, later: bool) -> None:
         self.later = later
-        self.connections = 0
-        self._listener = socket.create_server(("127.0.0.1", 0))
-        self._listener.settimeout(0.1)
-        self._stop = threading.Event()
-        self._threads = [threading.Thread(target=self._accept, daemon=True)]
-        self._threads[0].start()
+        super().__init__()
 
-    @property
-    def base_url(self) -> str:
-        return f"http://127.0.0.1:{self._listener.getsockname()[1]}/v1"
-
-    def _accept(self) -> None:
-        while not self._stop.is_set():
-            try:
-                connection, _ = self._listener.accept()
-            except TimeoutError:
-                continue
-            except OSError:
-                return
-            self.connections += 1
-            thread = threading.Thread(target=self._serve, args=(connection,), daemon=True)
-            self._threads.append(thread)
-            thread.start()
-
-    def _serve(self, connection: socket.socket) -> None:
-        connection.settimeout(0.1)
-        buffer, answered = b"", 0
-        with connection:
-            while not self._stop.is_set():
-                try:
-                    data = connection.recv(65536)
-                except TimeoutError:
-                    continue
-                except OSError:
-                    return
-                if not data:
-                    return
-                buffer += data
-                while b"\r\n\r\n" in buffer:
-                    buffer = buffer.split(b"\r\n\r\n", 1)[1]
-                    answered += 1
-                    try:
-                        if answered > 1:
-                            connection.sendall(FRESH)
-                        elif self.later:
-                            connection.sendall(FIRST)
-                            time.sleep(0.2)
-                            connection.sendall(STALE)
-                        else:
-                            connection.sendall(FIRST + STALE)
-                    except OSError:
-                        return
-
-    def close(self) -> None:
-        self._stop.set()
-        self._listener.close()
-        for thread in self._threads:
-            thread.join(5)
+    def serve(self, connection: socket.socket) -> None:
+        rest = self.read_head(connection)
+        if rest is None:
+            return
+        if not self.later:
+            connection.sendall(FIRST + STALE)
+        else:
+            connection.sendall(FIRST)
+            self.wait(0.2)
+            connection.sendall(STALE)
+        while (rest := self.read_head(connection, rest)) is not None:
+            connection.sendall(FRESH)
 
 
 @pytest.fixture
