@@ -112,20 +112,11 @@ class Call(Generic[T]):
         if self._ends is None:
             return self.request
         left = max(self._ends - time.monotonic(), 0.0)
-        request = self.request
-        return Request(
-            request.method,
-            request.url,
-            request.params,
-            request.headers,
-            request.content,
+        return self.request.with_timeout(
             {
                 phase: left if seconds is None else min(seconds, left)
-                for phase, seconds in request.timeout.items()
-            },
-            request.max_bytes,
-            request.deadline,
-            request.ends,
+                for phase, seconds in self.request.timeout.items()
+            }
         )
 
     def remaining(self) -> float:

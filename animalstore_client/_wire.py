@@ -16,6 +16,7 @@ request view with the ``Authorization`` value redacted and nothing else of the r
 
 from __future__ import annotations
 
+import copy as copy_module
 import enum
 import time
 from collections.abc import Iterable, Mapping
@@ -110,6 +111,12 @@ class Request:
         from urllib.parse import urlencode
 
         return f"{self.url}?{urlencode(self.params)}"
+
+    def with_timeout(self, timeout: dict[str, float | None]) -> Request:
+        """Return a copy of the request with other timeouts."""
+        copy = copy_module.copy(self)
+        copy.timeout = timeout
+        return copy
 
     def redacted(self) -> httpx.Request:
         """Return a view of the request that an exception may keep: ``Authorization`` redacted."""
