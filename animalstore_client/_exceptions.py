@@ -7,7 +7,7 @@ Every exception raised for an API call, or for data that does not fit the wire f
     ├── WireFormatError                  Model.from_dict(bad data); also a ValueError
     └── APIError                         .request
         ├── APIConnectionError           no response (DNS, refused, reset)
-        │   └── APITimeoutError
+        │   └── APITimeoutError          a timeout, or the call's deadline passed
         ├── APIResponseValidationError   2xx whose body does not fit the schema
         ├── ResponseTooLargeError        a body larger than max_response_bytes
         └── APIStatusError               non-2xx answer
@@ -124,7 +124,7 @@ class APIConnectionError(APIError):
 
 
 class APITimeoutError(APIConnectionError):
-    """No response was received within the configured timeout."""
+    """No response was received within the configured timeout, or the call's deadline passed."""
 
 
 class ResponseTooLargeError(APIError):
