@@ -150,6 +150,15 @@ class Call(Generic[T]):
         """
         if logger.isEnabledFor(logging.DEBUG):
             self._log_attempt(outcome)
+        if (
+            self._ends is not None
+            and isinstance(outcome, SendFailure)
+            and outcome.timeout
+            and time.monotonic() >= self._ends
+        ):
+            # The attempt's timeouts were cut to the time left: its own timeout at the
+            # deadline, a hair before the deadline's, is the deadline's.
+            outcome = self.deadline_passed()
         if isinstance(outcome, Answer):
             headers = outcome.headers
             if self._notices is not None and ("deprecation" in headers or "sunset" in headers):

@@ -1,0 +1,77 @@
+"""The deadline in the sans-IO core (``Call``), without I/O: which outcome it reports.
+
+The end-to-end behaviour (every backend against dripping servers) is in
+``tests/reliability/test_bounded_cost.py``; these pin down what no real server can time
+deterministically.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import pytest
+
+from animalstore_client import APITimeoutError
+from animalstore_client import _operations as ops
+from animalstore_client._call import Call
+from animalstore_client._config import resolve_options
+from animalstore_client._wire import Failure, SendFailure
+
+OPTIONS = resolve_options(
+    "k",
+    environment=None,
+    base_url="http://api.test/v1",
+    timeout=30.0,
+    max_retries=2,
+    default_headers=None,
+    deadline=0.05,
+    environ={},
+)
+
+
+def read_timeout(call: Call[Any]) -> SendFailure:
+    return SendFailure(
+        Failure.MAYBE_SENT, "ReadTimeout: timed out", timeout=True, request=call.request.redacted()
+    )
+
+
+def test_each_attempt_waits_no_longer_than_the_time_left() -> None:
+    call = Call(ops.list_pets(limit=None, status=None), OPTIONS)
+
+    timeouts = call.begin().timeout
+
+    assert set(timeouts) == {"connect", "read", "write", "pool"}
+    assert all(0 < seconds <= 0.05 for seconds in timeouts.values() if seconds is not None)
+
+
+def test_an_attempts_own_timeout_at_the_deadline_is_reported_as_the_deadline() -> None:
+    # The attempt's read timeout was cut to the time left, so it fires with the deadline;
+    # whichever of the two comes first, the call says the deadline passed, and is not retried.
+    call = Call(ops.list_pets(limit=None, status=None), OPTIONS)
+    call.begin()
+    time.sleep(0.06)
+
+    with pytest.raises(APITimeoutError, match=r"failed: deadline=0\.05 s passed"):
+        call.after(read_timeout(call))
+    assert call.retries == 0
+
+
+def test_a_timeout_before_the_deadline_is_retried_as_usual() -> None:
+    options = resolve_options(
+        "k",
+        environment=None,
+        base_url="http://api.test/v1",
+        timeout=1.0,
+        max_retries=2,
+        default_headers=None,
+        deadline=60,
+        environ={},
+    )
+    call = Call(ops.list_pets(limit=None, status=None), options)
+    call.begin()
+
+    delay = call.after(read_timeout(call))
+
+    assert delay is not None
+    assert call.retries == 1
