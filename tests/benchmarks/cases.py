@@ -271,8 +271,8 @@ def concurrent_over_socket(settings: Settings) -> list[Comparison]:
     ``httpx.AsyncClient`` built like the raw one. A last row, with no target, puts the SDK's
     default backend against the raw client: its connection gate (``DefaultAsyncHttpxClient``)
     is another way to queue, which pays off at 1,000 calls in flight (case 7), not at 200.
-    Each SDK client is closed before the next is built: more than two pools of 100
-    connections at once make every batch several times slower, whoever sends it.
+    Each SDK client is closed before the next is built: in trials with three or more pools of
+    100 connections open at once, every batch took several times longer, whoever sent it.
     """
     store = FakeAnimalStore(api_keys=[API_KEY])
     for i in range(100):
