@@ -18,16 +18,22 @@ from animalstore_client._call import Call
 from animalstore_client._config import resolve_options
 from animalstore_client._wire import Failure, SendFailure
 
-OPTIONS = resolve_options(
-    "k",
-    environment=None,
-    base_url="http://api.test/v1",
-    timeout=30.0,
-    max_retries=2,
-    default_headers=None,
-    deadline=0.05,
-    environ={},
-)
+
+def options(*, timeout: float, deadline: float) -> Any:
+    """Options with two retries and the given per-attempt timeout and deadline."""
+    return resolve_options(
+        "k",
+        environment=None,
+        base_url="http://api.test/v1",
+        timeout=timeout,
+        max_retries=2,
+        default_headers=None,
+        deadline=deadline,
+        environ={},
+    )
+
+
+OPTIONS = options(timeout=30.0, deadline=0.05)
 
 
 def read_timeout(call: Call[Any]) -> SendFailure:
@@ -42,7 +48,7 @@ def test_each_attempt_waits_no_longer_than_the_time_left() -> None:
     timeouts = call.begin().timeout
 
     assert set(timeouts) == {"connect", "read", "write", "pool"}
-    assert all(0 < seconds <= 0.05 for seconds in timeouts.values() if seconds is not None)
+    assert all(seconds is not None and 0 < seconds <= 0.05 for seconds in timeouts.values())
 
 
 def test_an_attempts_own_timeout_at_the_deadline_is_reported_as_the_deadline() -> None:
@@ -58,17 +64,7 @@ def test_an_attempts_own_timeout_at_the_deadline_is_reported_as_the_deadline() -
 
 
 def test_a_timeout_before_the_deadline_is_retried_as_usual() -> None:
-    options = resolve_options(
-        "k",
-        environment=None,
-        base_url="http://api.test/v1",
-        timeout=1.0,
-        max_retries=2,
-        default_headers=None,
-        deadline=60,
-        environ={},
-    )
-    call = Call(ops.list_pets(limit=None, status=None), options)
+    call = Call(ops.list_pets(limit=None, status=None), options(timeout=1.0, deadline=60))
     call.begin()
 
     delay = call.after(read_timeout(call))
