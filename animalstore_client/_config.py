@@ -82,7 +82,7 @@ BASE_URL_VARIABLE = "ANIMALSTORE_BASE_URL"
 
 
 @tolerant_repr
-@frozen
+@frozen(eq=False)  # nothing compares options; no __eq__ to build at import
 class ClientOptions:
     """Everything a client needs to build requests, validated once at construction."""
 

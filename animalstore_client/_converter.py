@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import enum
+import functools
 import sys
 import types
 import typing
@@ -251,14 +252,24 @@ def _python_unstructure_hook(cls: type, conv: Converter) -> Any:
 # the detailed one runs only after a failure, on the failing part alone (see _diagnose), to
 # name its bad fields. cattrs builds each mode's functions once, on first use of a type.
 _fast = _make_converter(detailed=False)
-_detailed = _make_converter(detailed=True)
 # The fast mode's hooks for each type, looked up once instead of dispatched on every call.
 _fast_hooks: dict[Any, Callable[[Any, Any], Any]] = {}
 _fast_unstructure_hooks: dict[type, Callable[[Any], Any]] = {}
-# Not the wire format: the Python view of a model (``to_dict(use_api_names=False)``), a row
-# for a table, so a converter of its own.
-_python = Converter()
-_python.register_unstructure_hook_factory(attrs.has, _python_unstructure_hook)
+
+
+# Built at first use, not at import: most programs never need them.
+@functools.cache
+def _detailed() -> Converter:
+    return _make_converter(detailed=True)
+
+
+@functools.cache
+def _python() -> Converter:
+    # Not the wire format: the Python view of a model (``to_dict(use_api_names=False)``), a
+    # row for a table, so a converter of its own.
+    converter = Converter()
+    converter.register_unstructure_hook_factory(attrs.has, _python_unstructure_hook)
+    return converter
 
 
 def _fast_hook(type_: Any) -> Callable[[Any, Any], Any]:
@@ -309,7 +320,7 @@ def _diagnose(data: object, type_: Any, path: str, problems: list[str]) -> bool:
     element_type = _element_type(type_)
     if element_type is None or type(data) is not list:
         try:
-            _detailed.structure(data, type_)
+            _detailed().structure(data, type_)
         except Exception as exc:
             problems.extend(_problems(exc, path))
         return True
@@ -352,7 +363,7 @@ def structure(data: object, type_: type[T] | Any) -> T:
     # No part fails when looked at again (the fast run failed for a passing reason, such as a
     # RecursionError near the stack's limit): the detailed mode decides on the whole.
     try:
-        return _detailed.structure(data, type_)  # type: ignore[no-any-return]
+        return _detailed().structure(data, type_)  # type: ignore[no-any-return]
     except Exception as exc:
         error = WireFormatError(_problems(exc, "$"))
     raise error
@@ -367,7 +378,7 @@ def unstructure(obj: object, *, use_api_names: bool = True) -> Any:
             out). ``False``: every field under its Python name, ``None`` included.
     """
     if not use_api_names:
-        return _python.unstructure(obj)
+        return _python().unstructure(obj)
     cls = type(obj)
     hook = _fast_unstructure_hooks.get(cls)
     if hook is None:

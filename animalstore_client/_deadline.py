@@ -14,11 +14,8 @@ stops.
 
 from __future__ import annotations
 
-import contextvars
 import threading
 from collections.abc import Awaitable, Callable
-from concurrent.futures import Future
-from concurrent.futures import TimeoutError as FutureTimeout
 
 from animalstore_client._wire import Answer, Request, SendFailure
 
@@ -48,6 +45,11 @@ def send_within(
     """
     if seconds <= 0:
         return None
+    # Imported only by calls with a deadline: a millisecond of every program's start-up.
+    import contextvars
+    from concurrent.futures import Future
+    from concurrent.futures import TimeoutError as FutureTimeout
+
     done: Future[Outcome] = Future()
     context = contextvars.copy_context()
 

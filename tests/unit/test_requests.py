@@ -151,6 +151,49 @@ def test_the_users_http_client_defaults_apply(
     http.close()
 
 
+def test_each_call_sends_its_own_address_and_query(
+    make_api: Callable[..., Api], mock_api: respx.MockRouter
+) -> None:
+    # The httpx backend parses each address and query once per process: every call must
+    # still send its own, whatever was sent before it.
+    mock_api.get("/pets").respond(200, json=[])
+    api, other = make_api(), make_api(base_url="https://api.test/v1/tenant-b")
+    mock_api.get("/tenant-b/pets").respond(200, json=[])
+    calls: list[tuple[Api, dict[str, int | str], str]] = [
+        (api, {"limit": 1}, "https://api.test/v1/pets?limit=1"),
+        (api, {"limit": 2}, "https://api.test/v1/pets?limit=2"),
+        (api, {}, "https://api.test/v1/pets"),
+        (api, {"status": "sold"}, "https://api.test/v1/pets?status=sold"),
+        (api, {"limit": 1, "status": "pending"}, "https://api.test/v1/pets?limit=1&status=pending"),
+        (other, {"limit": 1}, "https://api.test/v1/tenant-b/pets?limit=1"),
+        (api, {"limit": 1}, "https://api.test/v1/pets?limit=1"),
+        (other, {}, "https://api.test/v1/tenant-b/pets"),
+    ]
+
+    for client, arguments, _ in calls:
+        client.list_pets(**arguments)
+
+    assert [str(call.request.url) for call in mock_api.calls] == [url for *_, url in calls]
+
+
+def test_a_users_client_params_merge_in_httpxs_order_the_calls_last(
+    mock_api: respx.MockRouter,
+) -> None:
+    from animalstore_client import Client
+
+    route = mock_api.get("/pets").respond(200, json=[])
+    http = httpx.Client(params={"limit": "5", "trace": "1"})
+
+    with Client(api_key=API_KEY, base_url="https://api.test/v1", http_client=http) as client:
+        client.list_pets(limit=2)
+        client.list_pets()
+
+    first, second = (call.request for call in route.calls)
+    assert str(first.url) == "https://api.test/v1/pets?limit=2&trace=1"
+    assert str(second.url) == "https://api.test/v1/pets?limit=5&trace=1"
+    http.close()
+
+
 @pytest.mark.parametrize("name", ["Idempotency-Key", "idempotency-key", "IDEMPOTENCY-KEY"])
 def test_an_idempotency_key_in_default_headers_is_refused_pointing_at_the_argument(
     make_api: Callable[..., Api], mock_api: respx.MockRouter, name: str
