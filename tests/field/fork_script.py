@@ -6,8 +6,10 @@ Before forking, the parent makes a call, so that its pool holds an idle keep-ali
 the socket a child would share by mistake. Then parent and child each make CALLS calls at the
 same time, ``list_pets(limit=k)`` with k in 1..50 for the parent and 51..100 for the child
 (the store holds 100 pets), and count answers of the wrong length ("crossed") and errors.
-The child closes its client and exits normally (finalizers and atexit run). Last, the parent
-calls once more: the answer must come on the connection it had before the fork, first try.
+The child closes its client, drops it, and says whether the pool it inherited got closed (it
+must not be: it holds the parent's sockets); then it exits normally (finalizers and atexit
+run). Last, the parent calls once more: the answer must come on the connection it had before
+the fork, first try.
 """
 
 from __future__ import annotations
@@ -49,6 +51,7 @@ def tally(limits: range, call: Callable[[int], list[Pet]]) -> dict[str, Any]:
 def run_sync() -> dict[str, Any]:
     client = Client(api_key, base_url=base_url, max_retries=0)
     port_before = local_port(client.with_raw_response.list_pets(limit=1))
+    inherited = client._pool.http
     read_end, write_end = os.pipe()
     pid = os.fork()
     if pid == 0:
@@ -57,6 +60,7 @@ def run_sync() -> dict[str, Any]:
         client.close()
         del client
         gc.collect()
+        outcome["inherited_closed"] = inherited.is_closed
         os.write(write_end, json.dumps(outcome).encode())
         sys.exit(0)  # a normal exit: atexit handlers and weakref finalizers run
     os.close(write_end)
@@ -73,6 +77,7 @@ def run_async() -> dict[str, Any]:
     client = AsyncClient(api_key, base_url=base_url, max_retries=0)
     loop = asyncio.new_event_loop()  # the parent's loop: still open at the fork
     port_before = local_port(loop.run_until_complete(client.with_raw_response.list_pets(limit=1)))
+    inherited = client._pool.http
 
     read_end, write_end = os.pipe()
     pid = os.fork()
@@ -93,6 +98,8 @@ def run_async() -> dict[str, Any]:
             return outcome
 
         outcome = asyncio.run(child_main())
+        gc.collect()
+        outcome["inherited_closed"] = inherited.is_closed
         os.write(write_end, json.dumps(outcome).encode())
         sys.exit(0)
     os.close(write_end)

@@ -69,6 +69,24 @@ def test_a_client_dropped_without_close_does_not_warn(server: FaultServer, kind:
     assert len(server.requests) == 1
 
 
+def test_a_dropped_client_closes_its_own_pool_once_no_copy_shares_it(server: FaultServer) -> None:
+    # Nothing else closes it before the process exits: its keep-alive connection would stay
+    # open on the server for as long as the program runs.
+    server.default = Reply(200, json=[])
+    client = Client(api_key=API_KEY, base_url=server.base_url)
+    copy = client.with_options(max_retries=0)
+    client.list_pets()
+
+    del client
+    gc.collect()
+    copy.list_pets()
+    assert [request.connection for request in server.requests] == [0, 0]
+    assert server.open_connections == 1
+
+    del copy
+    assert eventually(lambda: server.open_connections == 0)
+
+
 SUBPROCESS_SCRIPT = textwrap.dedent(
     """
     import sys
