@@ -11,16 +11,25 @@ Example::
 The built-in reference store for tests and demos is in ``animalstore_client.testing``.
 """
 
-from animalstore_client._client import AsyncClient, Client
-from animalstore_client._config import (
+from animalstore_client._backends.defaults import (
+    DefaultAioHttpClient,
+    DefaultAsyncHttpx2Client,
+    DefaultAsyncHttpxClient,
+    DefaultHttpx2Client,
+    DefaultHttpxClient,
+)
+from animalstore_client._client import AsyncClient, AsyncRawResponses, Client, RawResponses
+from animalstore_client._core.config import (
     BASE_URLS,
+    DEFAULT_CONNECTION_LIMITS,
     DEFAULT_MAX_RESPONSE_BYTES,
     DEFAULT_MAX_RETRIES,
     DEFAULT_TIMEOUT,
     Environment,
+    TimeoutLike,
 )
-from animalstore_client._converter import WireFormatError
-from animalstore_client._exceptions import (
+from animalstore_client._core.converter import WireFormatError
+from animalstore_client._core.exceptions import (
     AnimalStoreError,
     APIConnectionError,
     APIError,
@@ -34,17 +43,10 @@ from animalstore_client._exceptions import (
     RateLimitError,
     ResponseTooLargeError,
 )
+from animalstore_client._core.models import Error, NewPet, Pet, PetList, PetStatus
+from animalstore_client._core.response import APIResponse
+from animalstore_client._core.types import NOT_GIVEN, NotGiven, PetStatusLiteral
 from animalstore_client._exports import publish
-from animalstore_client._http_clients import (
-    DEFAULT_CONNECTION_LIMITS,
-    DefaultAioHttpClient,
-    DefaultAsyncHttpxClient,
-    DefaultHttpxClient,
-)
-from animalstore_client._models import Error, NewPet, Pet, PetList, PetStatus
-from animalstore_client._raw import AsyncRawResponses, RawResponses
-from animalstore_client._response import APIResponse
-from animalstore_client._types import NOT_GIVEN, NotGiven, PetStatusLiteral
 from animalstore_client._version import __version__
 
 __all__ = [
@@ -67,7 +69,9 @@ __all__ = [
     "BadRequestError",
     "Client",
     "DefaultAioHttpClient",
+    "DefaultAsyncHttpx2Client",
     "DefaultAsyncHttpxClient",
+    "DefaultHttpx2Client",
     "DefaultHttpxClient",
     "Environment",
     "Error",
@@ -82,6 +86,7 @@ __all__ = [
     "RateLimitError",
     "RawResponses",
     "ResponseTooLargeError",
+    "TimeoutLike",
     "WireFormatError",
     "__version__",
 ]

@@ -1,90 +1,149 @@
 """``Client`` and ``AsyncClient``, which differ only in how they send and sleep.
 
-Configuration and ``with_options`` are shared in a base class; each subclass only sends
-requests and sleeps between attempts, the one way its I/O model allows. Their raw-response
-views are in ``_raw``.
-
-Each method is one line: check the arguments and build the request recipe (``_operations``),
-then drive a ``Call`` (``_call``), which owns retries, parsing and errors, with a backend's
-sender (``_httpx_backend``, ``_aiohttp_backend``), which only sends.
+Everything else is written once, in ``_BaseClient``: configuration, ``with_options`` and the
+API's methods, each of which names its operation (``_core.operations``) and hands it to the
+subclass's ``_request``. That drives a ``Call`` (``_core.call``), which owns the request,
+retries, the deadline, parsing and errors, with a backend's sender (``_backends``), which only
+sends. The raw-response views are at the end.
 """
 
-from __future__ import annotations
-
+# No `from __future__ import annotations`: the raw views' `Final` annotations stay objects,
+# which `typing.get_type_hints` can read once the classes name the package as their module.
+import functools
 import os
-import sys
 import time
-from collections.abc import Coroutine, Mapping
+from collections.abc import Awaitable, Callable, Coroutine, Mapping
 from functools import cached_property
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, Final, Generic, TypeVar, cast
 
 import httpx
 from typing_extensions import Self, deprecated
 
-from animalstore_client import _operations as ops
-from animalstore_client._call import Call
-from animalstore_client._config import (
+from animalstore_client._backends import (
+    AsyncHttpClient,
+    SyncHttpClient,
+    async_pool,
+    default_timeout,
+    sync_pool,
+)
+from animalstore_client._backends.deadline import send_within, send_within_async
+from animalstore_client._backends.pool import BorrowedPool
+from animalstore_client._core import operations as ops
+from animalstore_client._core.call import Call
+from animalstore_client._core.config import (
     DEFAULT_MAX_RESPONSE_BYTES,
     DEFAULT_MAX_RETRIES,
     DEFAULT_TIMEOUT,
     ClientOptions,
     Environment,
+    TimeoutLike,
     merge_headers,
     resolve_options,
 )
-from animalstore_client._deadline import send_within, send_within_async
-from animalstore_client._deprecation import DeprecationNotices
-from animalstore_client._eventloop import refuse_trio
-from animalstore_client._httpx_backend import AsyncHttpxSender, SyncHttpxSender
-from animalstore_client._logging import configure_from_env
-from animalstore_client._models import Pet, PetStatus
-from animalstore_client._pool import AsyncPool, BorrowedPool, SyncPool
-from animalstore_client._types import NOT_GIVEN, NotGiven, PetStatusLiteral
-from animalstore_client._wire import Answer, SendFailure
+from animalstore_client._core.deprecation import DeprecationNotices
+from animalstore_client._core.logging import configure_from_env
+from animalstore_client._core.models import Pet, PetStatus
+from animalstore_client._core.types import NOT_GIVEN, NotGiven, PetStatusLiteral
+from animalstore_client._raw import RawView, deprecated_raw, raw_async_method, raw_method
 
 if TYPE_CHECKING:
-    import aiohttp
+    pass
 
-    from animalstore_client._raw import AsyncRawResponses, RawResponses
-
-__all__ = ["AsyncClient", "Client"]
+__all__ = ["AsyncClient", "AsyncRawResponses", "Client", "RawResponses"]
 
 T = TypeVar("T")
+#: What ``list_pets`` returns: ``list[Pet]``, or a coroutine of it.
+Pets = TypeVar("Pets")
+#: What ``create_pet`` and ``get_pet`` return: a ``Pet``, or a coroutine of one.
+OnePet = TypeVar("OnePet")
+#: What ``http_client`` may be.
+Http = TypeVar("Http")
 
 
-class _BaseClient:
-    """What ``Client`` and ``AsyncClient`` share: everything but sending and sleeping."""
+class _BaseClient(Generic[Pets, OnePet, Http]):
+    """What ``Client`` and ``AsyncClient`` share: everything but sending and sleeping.
 
-    def _configure(
+    The API's methods are written here once. ``Pets`` and ``OnePet`` are what they return
+    (``list[Pet]`` and ``Pet``, or coroutines of them) and ``Http`` what ``http_client`` may
+    be; each subclass has its ``_request``, which sends and sleeps its own way.
+    """
+
+    _pool: Any
+
+    def __init__(
         self,
-        api_key: object,
+        api_key: str | None = None,
         *,
-        environment: object,
-        base_url: object,
-        timeout: object,
-        max_retries: object,
-        default_headers: object,
-        max_response_bytes: object,
-        deadline: object,
-        pool: SyncPool | AsyncPool | BorrowedPool,
+        environment: Environment | str | None = None,
+        base_url: str | httpx.URL | None = None,
+        timeout: float | TimeoutLike | NotGiven | None = NOT_GIVEN,
+        max_retries: int = DEFAULT_MAX_RETRIES,
+        http_client: Http | None = None,
+        default_headers: Mapping[str, str] | None = None,
+        max_response_bytes: int | None = DEFAULT_MAX_RESPONSE_BYTES,
+        deadline: float | None = None,
     ) -> None:
+        """Configure a client; nothing is sent until a method is called.
+
+        Args:
+            api_key: the API key; ``None`` reads ``ANIMALSTORE_API_KEY``.
+            environment: ``"production"`` or ``"staging"`` (or an ``Environment``).
+            base_url: the API's address, ending in ``/v1``; cannot be combined with
+                ``environment``. The address is, first match wins: ``base_url``,
+                ``environment``, ``ANIMALSTORE_BASE_URL``, production.
+            timeout: per attempt, in seconds for every phase, ``None`` for no limit, or an
+                ``httpx.Timeout`` (or ``httpx2.Timeout``). Omitted: ``http_client``'s own
+                timeout when it is an httpx or httpx2 client, else 5 s to connect and 30 s for
+                the rest (``DEFAULT_TIMEOUT``).
+            max_retries: how many times a failed attempt may be retried (0 turns retries off).
+            http_client: what to send with (for proxies, TLS, transports or instrumentation),
+                not closed by the SDK. For ``Client``: an ``httpx.Client`` or ``httpx2.Client``
+                (see ``DefaultHttpxClient``, ``DefaultHttpx2Client``). For ``AsyncClient``: an
+                ``httpx.AsyncClient`` or ``httpx2.AsyncClient`` (on asyncio or trio), or an
+                ``aiohttp.ClientSession`` (asyncio only; see ``DefaultAioHttpClient``).
+                Every call goes through the httpx family's ``send`` or aiohttp's ``request``.
+            default_headers: extra headers sent on every request; not ``Authorization``
+                (the key goes in ``api_key``) nor ``Idempotency-Key`` (``create_pet`` takes
+                ``idempotency_key``).
+            max_response_bytes: the most bytes an answer's body may hold once decoded
+                (16 MiB, ``DEFAULT_MAX_RESPONSE_BYTES``); reading stops there and the call
+                raises ``ResponseTooLargeError``. ``None``: no limit.
+            deadline: seconds for a whole call from start to finish, retries and waits
+                included, whatever the server does; past it the call raises
+                ``APITimeoutError``. ``None`` (the default): no limit but ``timeout`` per
+                attempt and ``max_retries``.
+
+        Raises:
+            TypeError: an argument has the wrong type.
+            ValueError: no API key, a key with whitespace or control characters, an invalid
+                URL or one with credentials, an unknown environment, both ``environment`` and
+                ``base_url``, a negative ``max_retries``, or ``Authorization`` or
+                ``Idempotency-Key`` in ``default_headers``, a ``max_response_bytes`` below 1,
+                or a ``deadline`` that is not positive.
+            RuntimeError: an ``aiohttp.ClientSession`` is given to ``AsyncClient`` under trio.
+        """
+        pool = self._pool_for(http_client)
         self._options: ClientOptions = resolve_options(
             api_key,
             environment=environment,
             base_url=base_url,
-            timeout=timeout,
+            timeout=(
+                (default_timeout(http_client) or DEFAULT_TIMEOUT)
+                if isinstance(timeout, NotGiven)
+                else timeout
+            ),
             max_retries=max_retries,
             default_headers=default_headers,
             max_response_bytes=max_response_bytes,
             deadline=deadline,
         )
         configure_from_env(os.environ)
-        self._pool: Any = pool
+        self._pool = pool
         self._owns_pool = not isinstance(pool, BorrowedPool)
         self._closed = False
         # Set on the hidden copy behind `with_raw_response`: the client it answers for, whose
         # closing it follows, even when neither owns the pool.
-        self._raw_of: _BaseClient | None = None
+        self._raw_of: _BaseClient[Any, Any, Any] | None = None
         # Shared with the copies `with_options` makes: the service's deprecation signals warn
         # once per client family and operation.
         self._notices = DeprecationNotices()
@@ -118,7 +177,7 @@ class _BaseClient:
         self,
         *,
         api_key: str | NotGiven = NOT_GIVEN,
-        timeout: float | httpx.Timeout | NotGiven | None = NOT_GIVEN,
+        timeout: float | TimeoutLike | NotGiven | None = NOT_GIVEN,
         max_retries: int | NotGiven = NOT_GIVEN,
         default_headers: Mapping[str, str] | NotGiven = NOT_GIVEN,
         max_response_bytes: int | NotGiven | None = NOT_GIVEN,
@@ -200,139 +259,24 @@ class _BaseClient:
         raw = self._raw_of is not None
         return Call(operation, self._options, raw=raw, notices=self._notices)
 
-    def __repr__(self) -> str:
-        options = getattr(self, "_options", None)  # a constructor that raised leaves none
-        if options is None:
-            return f"<{type(self).__name__} (not configured)>"
-        return (
-            f"{type(self).__name__}(base_url={options.base_url!r}, "
-            f"max_retries={options.max_retries}, timeout={options.timeout!r})"
-        )
+    @staticmethod
+    def _pool_for(http_client: object) -> Any:
+        """Return the pool to send with, given the constructor's ``http_client``."""
+        raise NotImplementedError
 
-
-def _default_timeout(timeout: object, http_client: object) -> object:
-    """Return ``timeout``, or when omitted the httpx ``http_client``'s own, else the default."""
-    if not isinstance(timeout, NotGiven):
-        return timeout
-    if isinstance(http_client, (httpx.Client, httpx.AsyncClient)):
-        return http_client.timeout
-    return DEFAULT_TIMEOUT
-
-
-def _sync_pool(http_client: object) -> SyncPool | BorrowedPool:
-    """Return the pool for a ``Client`` given ``http_client``.
-
-    Raises:
-        TypeError: ``http_client`` is not an ``httpx.Client``.
-    """
-    if http_client is None:
-        return SyncPool()
-    if isinstance(http_client, httpx.Client):
-        return BorrowedPool(http_client, SyncHttpxSender(http_client))
-    raise TypeError(f"http_client must be an httpx.Client, got {type(http_client).__name__}")
-
-
-def _async_pool(http_client: object) -> AsyncPool | BorrowedPool:
-    """Return the pool for an ``AsyncClient`` given ``http_client``.
-
-    Raises:
-        TypeError: ``http_client`` is neither an ``httpx.AsyncClient`` nor an aiohttp session.
-        RuntimeError: an aiohttp session under trio.
-    """
-    if http_client is None:
-        return AsyncPool()
-    if isinstance(http_client, httpx.AsyncClient):
-        return BorrowedPool(http_client, AsyncHttpxSender(http_client))
-    aiohttp = sys.modules.get("aiohttp")  # not imported here: if it is not loaded, it is not one
-    if aiohttp is not None and isinstance(http_client, aiohttp.ClientSession):
-        refuse_trio("an AsyncClient on aiohttp")
-        from animalstore_client._aiohttp_backend import AiohttpSender
-
-        return BorrowedPool(http_client, AiohttpSender(http_client))
-    raise TypeError(
-        "http_client must be an httpx.AsyncClient or an aiohttp.ClientSession, "
-        f"got {type(http_client).__name__}"
-    )
-
-
-class Client(_BaseClient):
-    """A synchronous client for the animal store API; safe to share across threads.
-
-    Example::
-
-        with Client(api_key="...") as client:
-            pet = client.create_pet(name="Rex", category_id=3)
-            pets = client.list_pets(status="available", limit=10)
-    """
-
-    def __init__(
-        self,
-        api_key: str | None = None,
-        *,
-        environment: Environment | str | None = None,
-        base_url: str | httpx.URL | None = None,
-        timeout: float | httpx.Timeout | NotGiven | None = NOT_GIVEN,
-        max_retries: int = DEFAULT_MAX_RETRIES,
-        http_client: httpx.Client | None = None,
-        default_headers: Mapping[str, str] | None = None,
-        max_response_bytes: int | None = DEFAULT_MAX_RESPONSE_BYTES,
-        deadline: float | None = None,
-    ) -> None:
-        """Configure a client; nothing is sent until a method is called.
-
-        Args:
-            api_key: the API key; ``None`` reads ``ANIMALSTORE_API_KEY``.
-            environment: ``"production"`` or ``"staging"`` (or an ``Environment``).
-            base_url: the API's address, ending in ``/v1``; cannot be combined with
-                ``environment``. The address is, first match wins: ``base_url``,
-                ``environment``, ``ANIMALSTORE_BASE_URL``, production.
-            timeout: per attempt, in seconds for every phase, ``None`` for no limit, or an
-                ``httpx.Timeout``. Omitted: ``http_client``'s own timeout when it is an httpx
-                client, else 5 s to connect and 30 s for the rest (``DEFAULT_TIMEOUT``).
-            max_retries: how many times a failed attempt may be retried (0 turns retries off).
-            http_client: an ``httpx.Client`` to send with (for proxies, TLS or transports;
-                see ``DefaultHttpxClient``); every call goes through its ``send``. It is not
-                closed by ``close()``.
-            default_headers: extra headers sent on every request; not ``Authorization``
-                (the key goes in ``api_key``) nor ``Idempotency-Key`` (``create_pet`` takes
-                ``idempotency_key``).
-            max_response_bytes: the most bytes an answer's body may hold once decoded
-                (16 MiB, ``DEFAULT_MAX_RESPONSE_BYTES``); reading stops there and the call
-                raises ``ResponseTooLargeError``. ``None``: no limit.
-            deadline: seconds for a whole call from start to finish, retries and waits
-                included, whatever the server does; past it the call raises
-                ``APITimeoutError``. ``None`` (the default): no limit but ``timeout`` per
-                attempt and ``max_retries``.
-
-        Raises:
-            TypeError: an argument has the wrong type.
-            ValueError: no API key, a key with whitespace or control characters, an invalid
-                URL or one with credentials, an unknown environment, both ``environment`` and
-                ``base_url``, a negative ``max_retries``, or ``Authorization`` or
-                ``Idempotency-Key`` in ``default_headers``, a ``max_response_bytes`` below 1,
-                or a ``deadline`` that is not positive.
-        """
-        self._configure(
-            api_key,
-            environment=environment,
-            base_url=base_url,
-            timeout=_default_timeout(timeout, http_client),
-            max_retries=max_retries,
-            default_headers=default_headers,
-            max_response_bytes=max_response_bytes,
-            deadline=deadline,
-            pool=_sync_pool(http_client),
-        )
+    def _request(self, build: Callable[..., ops.Operation[Any]], *args: Any, **kwargs: Any) -> Any:
+        """Make the call that ``build(*args, **kwargs)`` describes; see the subclasses."""
+        raise NotImplementedError
 
     def list_pets(
         self,
         *,
         limit: int | None = None,
         status: PetStatus | PetStatusLiteral | None = None,
-        timeout: float | httpx.Timeout | NotGiven | None = NOT_GIVEN,
+        timeout: float | TimeoutLike | NotGiven | None = NOT_GIVEN,
         deadline: float | NotGiven | None = NOT_GIVEN,
         extra_headers: Mapping[str, str] | None = None,
-    ) -> list[Pet]:
+    ) -> Pets:
         """List animals, optionally only those with one status (``GET /pets``).
 
         Args:
@@ -367,14 +311,16 @@ class Client(_BaseClient):
             ResponseTooLargeError: the answer's body is larger than ``max_response_bytes``.
             APIResponseValidationError: the answer does not fit the schema.
         """
-        return self._request(
-            ops.list_pets(
+        return cast(
+            Pets,
+            self._request(
+                ops.list_pets,
                 limit=limit,
                 status=status,
                 timeout=timeout,
                 deadline=deadline,
                 extra_headers=extra_headers,
-            )
+            ),
         )
 
     def create_pet(
@@ -384,10 +330,10 @@ class Client(_BaseClient):
         category_id: int,
         status: PetStatus | PetStatusLiteral | None = None,
         idempotency_key: str | None = None,
-        timeout: float | httpx.Timeout | NotGiven | None = NOT_GIVEN,
+        timeout: float | TimeoutLike | NotGiven | None = NOT_GIVEN,
         deadline: float | NotGiven | None = NOT_GIVEN,
         extra_headers: Mapping[str, str] | None = None,
-    ) -> Pet:
+    ) -> OnePet:
         """Add an animal (``POST /pets``); never creates it twice.
 
         It is retried only when the request provably was not processed (no connection could
@@ -431,8 +377,10 @@ class Client(_BaseClient):
             ResponseTooLargeError: the answer's body is larger than ``max_response_bytes``.
             APIResponseValidationError: the answer does not fit the schema.
         """
-        return self._request(
-            ops.create_pet(
+        return cast(
+            OnePet,
+            self._request(
+                ops.create_pet,
                 name=name,
                 category_id=category_id,
                 status=status,
@@ -440,7 +388,7 @@ class Client(_BaseClient):
                 timeout=timeout,
                 deadline=deadline,
                 extra_headers=extra_headers,
-            )
+            ),
         )
 
     # A string literal, not a constant: type checkers only read a literal (PEP 702).
@@ -452,10 +400,10 @@ class Client(_BaseClient):
         self,
         pet_id: int,
         *,
-        timeout: float | httpx.Timeout | NotGiven | None = NOT_GIVEN,
+        timeout: float | TimeoutLike | NotGiven | None = NOT_GIVEN,
         deadline: float | NotGiven | None = NOT_GIVEN,
         extra_headers: Mapping[str, str] | None = None,
-    ) -> Pet:
+    ) -> OnePet:
         """Fetch one animal by id (``GET /pets/{petId}``). Deprecated.
 
         The service removes this operation on 5 December 2030; use ``list_pets`` with a
@@ -486,15 +434,38 @@ class Client(_BaseClient):
             ResponseTooLargeError: the answer's body is larger than ``max_response_bytes``.
             APIResponseValidationError: the answer does not fit the schema.
         """
-        return self._request(
-            ops.get_pet(pet_id, timeout=timeout, deadline=deadline, extra_headers=extra_headers)
+        return cast(
+            OnePet,
+            self._request(
+                ops.get_pet, pet_id, timeout=timeout, deadline=deadline, extra_headers=extra_headers
+            ),
         )
 
-    @cached_property
-    def with_raw_response(self) -> RawResponses:
-        """The same methods, returning an ``APIResponse`` (status, headers, ``.parse()``)."""
-        from animalstore_client._raw import RawResponses  # it imports this module
+    def __repr__(self) -> str:
+        options = getattr(self, "_options", None)  # a constructor that raised leaves none
+        if options is None:
+            return f"<{type(self).__name__} (not configured)>"
+        return (
+            f"{type(self).__name__}(base_url={options.base_url!r}, "
+            f"max_retries={options.max_retries}, timeout={options.timeout!r})"
+        )
 
+
+class Client(_BaseClient[list[Pet], Pet, SyncHttpClient]):
+    """A synchronous client for the animal store API; safe to share across threads.
+
+    Example::
+
+        with Client(api_key="...") as client:
+            pet = client.create_pet(name="Rex", category_id=3)
+            pets = client.list_pets(status="available", limit=10)
+    """
+
+    _pool_for = staticmethod(sync_pool)
+
+    @cached_property
+    def with_raw_response(self) -> "RawResponses":
+        """The same methods, returning an ``APIResponse`` (status, headers, ``.parse()``)."""
         return RawResponses(self)
 
     def close(self) -> None:
@@ -509,25 +480,46 @@ class Client(_BaseClient):
     def __exit__(self, *exc_info: object) -> None:
         self.close()
 
-    def _request(self, operation: ops.Operation[T]) -> T:
+    def _request(self, build: Callable[..., ops.Operation[T]], *args: Any, **kwargs: Any) -> T:
+        call = self._start(build(*args, **kwargs))
         pool = self._usable_pool()
-        sender: SyncHttpxSender = pool.sender or pool.open()
-        call = self._start(operation)
+        sender = pool.current() or pool.open()
         while True:
             request = call.begin()
-            outcome: Answer | SendFailure | None
             if call.deadline is None:
                 outcome = sender.send(request)
             else:
                 outcome = send_within(call.remaining(), sender.send, request)
-            delay = call.after(outcome or call.deadline_passed())
+            delay = call.after(outcome)
             if delay is None:
                 return call.result
             time.sleep(delay)
 
 
-class AsyncClient(_BaseClient):
+def _coroutine_function(
+    method: Callable[..., Awaitable[T]],
+) -> Callable[..., Coroutine[Any, Any, T]]:
+    """Return ``method`` as a coroutine function, with its name, signature and docstring.
+
+    ``AsyncClient``'s methods are ``_BaseClient``'s, which return ``_request``'s coroutine;
+    wrapped, ``inspect.iscoroutinefunction`` (and so ``unittest.mock``'s autospec) knows them
+    for what they are.
+    """
+
+    @functools.wraps(method)
+    async def call(*args: Any, **kwargs: Any) -> T:
+        return await method(*args, **kwargs)
+
+    return call
+
+
+class AsyncClient(
+    _BaseClient[Coroutine[Any, Any, list[Pet]], Coroutine[Any, Any, Pet], AsyncHttpClient]
+):
     """An asynchronous client for the animal store API, on asyncio or trio; task-safe.
+
+    ``get_pet`` warns when called and checks its arguments when awaited; the other methods
+    do both when awaited.
 
     Example::
 
@@ -536,248 +528,15 @@ class AsyncClient(_BaseClient):
             pets = await client.list_pets(status="available", limit=10)
     """
 
-    def __init__(
-        self,
-        api_key: str | None = None,
-        *,
-        environment: Environment | str | None = None,
-        base_url: str | httpx.URL | None = None,
-        timeout: float | httpx.Timeout | NotGiven | None = NOT_GIVEN,
-        max_retries: int = DEFAULT_MAX_RETRIES,
-        http_client: httpx.AsyncClient | aiohttp.ClientSession | None = None,
-        default_headers: Mapping[str, str] | None = None,
-        max_response_bytes: int | None = DEFAULT_MAX_RESPONSE_BYTES,
-        deadline: float | None = None,
-    ) -> None:
-        """Configure a client; nothing is sent until a method is called.
+    _pool_for = staticmethod(async_pool)
 
-        Args:
-            api_key: the API key; ``None`` reads ``ANIMALSTORE_API_KEY``.
-            environment: ``"production"`` or ``"staging"`` (or an ``Environment``).
-            base_url: the API's address, ending in ``/v1``; cannot be combined with
-                ``environment``. The address is, first match wins: ``base_url``,
-                ``environment``, ``ANIMALSTORE_BASE_URL``, production.
-            timeout: per attempt, in seconds for every phase, ``None`` for no limit, or an
-                ``httpx.Timeout``. Omitted: ``http_client``'s own timeout when it is an httpx
-                client, else 5 s to connect and 30 s for the rest (``DEFAULT_TIMEOUT``).
-            max_retries: how many times a failed attempt may be retried (0 turns retries off).
-            http_client: what to send with: an ``httpx.AsyncClient`` (for proxies, TLS or
-                transports; see ``DefaultAsyncHttpxClient``), every call going through its
-                ``send``; or an ``aiohttp.ClientSession`` (asyncio only; see
-                ``DefaultAioHttpClient``), every call going through its ``request``. It is not
-                closed by ``aclose()``.
-            default_headers: extra headers sent on every request; not ``Authorization``
-                (the key goes in ``api_key``) nor ``Idempotency-Key`` (``create_pet`` takes
-                ``idempotency_key``).
-            max_response_bytes: the most bytes an answer's body may hold once decoded
-                (16 MiB, ``DEFAULT_MAX_RESPONSE_BYTES``); reading stops there and the call
-                raises ``ResponseTooLargeError``. ``None``: no limit.
-            deadline: seconds for a whole call from start to finish, retries and waits
-                included, whatever the server does; past it the call raises
-                ``APITimeoutError``. ``None`` (the default): no limit but ``timeout`` per
-                attempt and ``max_retries``.
-
-        Raises:
-            TypeError: an argument has the wrong type.
-            ValueError: no API key, a key with whitespace or control characters, an invalid
-                URL or one with credentials, an unknown environment, both ``environment`` and
-                ``base_url``, a negative ``max_retries``, or ``Authorization`` or
-                ``Idempotency-Key`` in ``default_headers``, a ``max_response_bytes`` below 1,
-                or a ``deadline`` that is not positive.
-            RuntimeError: an ``aiohttp.ClientSession`` is given under trio.
-        """
-        self._configure(
-            api_key,
-            environment=environment,
-            base_url=base_url,
-            timeout=_default_timeout(timeout, http_client),
-            max_retries=max_retries,
-            default_headers=default_headers,
-            max_response_bytes=max_response_bytes,
-            deadline=deadline,
-            pool=_async_pool(http_client),
-        )
-
-    async def list_pets(
-        self,
-        *,
-        limit: int | None = None,
-        status: PetStatus | PetStatusLiteral | None = None,
-        timeout: float | httpx.Timeout | NotGiven | None = NOT_GIVEN,
-        deadline: float | NotGiven | None = NOT_GIVEN,
-        extra_headers: Mapping[str, str] | None = None,
-    ) -> list[Pet]:
-        """List animals, optionally only those with one status (``GET /pets``).
-
-        Args:
-            limit: at most this many animals, 1 to 100; not sent when ``None``, so that the
-                service's default (20) applies.
-            status: only animals with this status: a ``PetStatus`` or its value
-                (``"available"``, ``"pending"``, ``"sold"``).
-            timeout: this call's timeout per attempt, as for the constructor (``None``: no
-                limit); omitted, the client's.
-            deadline: seconds for this whole call, retries and waits included (``None``: no
-                limit); omitted, the client's.
-            extra_headers: headers for this call only, merged over the client's (names
-                compared case-insensitively); checked as ``default_headers`` are.
-
-        Returns:
-            The animals, in the service's order.
-
-        Warns:
-            DeprecationWarning: the service announced that it deprecates or removes
-                ``GET /pets`` (``Deprecation``/``Sunset`` headers); once per client and its
-                copies.
-
-        Raises:
-            TypeError: an argument has the wrong type.
-            ValueError: ``limit`` is outside 1..100, ``status`` is unknown, or ``timeout`` or
-                ``extra_headers`` is invalid (``Authorization`` and ``Idempotency-Key`` are
-                refused: see ``with_options(api_key=...)``).
-            AuthenticationError: the API key was refused (401).
-            APIStatusError: any other non-2xx answer, after retries where allowed.
-            APIConnectionError: no answer (``APITimeoutError`` on a timeout or past the
-                deadline), after retries.
-            ResponseTooLargeError: the answer's body is larger than ``max_response_bytes``.
-            APIResponseValidationError: the answer does not fit the schema.
-        """
-        return await self._request(
-            ops.list_pets(
-                limit=limit,
-                status=status,
-                timeout=timeout,
-                deadline=deadline,
-                extra_headers=extra_headers,
-            )
-        )
-
-    async def create_pet(
-        self,
-        *,
-        name: str,
-        category_id: int,
-        status: PetStatus | PetStatusLiteral | None = None,
-        idempotency_key: str | None = None,
-        timeout: float | httpx.Timeout | NotGiven | None = NOT_GIVEN,
-        deadline: float | NotGiven | None = NOT_GIVEN,
-        extra_headers: Mapping[str, str] | None = None,
-    ) -> Pet:
-        """Add an animal (``POST /pets``); never creates it twice.
-
-        It is retried only when the request provably was not processed (no connection could
-        be made, or the answer was 429 or 503), with the same ``Idempotency-Key`` each time.
-
-        Args:
-            name: the animal's name.
-            category_id: the category it belongs to (an int64).
-            status: its status: a ``PetStatus`` or its value (``"available"``, ``"pending"``,
-                ``"sold"``); ``None`` leaves it to the service.
-            idempotency_key: sent verbatim as ``Idempotency-Key`` on every attempt, so that a
-                service that deduplicates can do so across processes too (reuse the key when
-                retrying after a crash); 1 to 255 printable ASCII characters, no whitespace.
-                ``None``: a fresh UUID4 for this call.
-            timeout: this call's timeout per attempt, as for the constructor (``None``: no
-                limit); omitted, the client's.
-            deadline: seconds for this whole call, retries and waits included (``None``: no
-                limit); omitted, the client's.
-            extra_headers: headers for this call only, merged over the client's (names
-                compared case-insensitively); checked as ``default_headers`` are.
-
-        Returns:
-            The animal as created, with its assigned ``id``.
-
-        Warns:
-            DeprecationWarning: the service announced that it deprecates or removes
-                ``POST /pets`` (``Deprecation``/``Sunset`` headers); once per client and its
-                copies.
-
-        Raises:
-            TypeError: an argument has the wrong type.
-            ValueError: ``category_id`` is outside int64, ``status`` is unknown,
-                ``idempotency_key`` is malformed, or ``timeout`` or ``extra_headers`` is
-                invalid (``Authorization`` and ``Idempotency-Key`` are refused: see
-                ``with_options(api_key=...)`` and ``idempotency_key``).
-            BadRequestError: the service rejected the animal (400).
-            AuthenticationError: the API key was refused (401).
-            APIStatusError: any other non-2xx answer.
-            APIConnectionError: no answer (``APITimeoutError`` on a timeout or past the
-                deadline).
-            ResponseTooLargeError: the answer's body is larger than ``max_response_bytes``.
-            APIResponseValidationError: the answer does not fit the schema.
-        """
-        return await self._request(
-            ops.create_pet(
-                name=name,
-                category_id=category_id,
-                status=status,
-                idempotency_key=idempotency_key,
-                timeout=timeout,
-                deadline=deadline,
-                extra_headers=extra_headers,
-            )
-        )
-
-    # A plain method returning the coroutine, not `async def`: before Python 3.12,
-    # `@deprecated` on a coroutine function imports asyncio, a sixth of the package's
-    # import time. The deprecation wrapper made it a plain function anyway, warning when
-    # called rather than when awaited, so the warning points at the caller's line.
-    # A string literal, not a constant: type checkers only read a literal (PEP 702).
-    @deprecated(
-        "get_pet() calls GET /pets/{petId}, which is deprecated and will be removed on "
-        "5 December 2030; use list_pets() with a status filter instead"
-    )
-    def get_pet(
-        self,
-        pet_id: int,
-        *,
-        timeout: float | httpx.Timeout | NotGiven | None = NOT_GIVEN,
-        deadline: float | NotGiven | None = NOT_GIVEN,
-        extra_headers: Mapping[str, str] | None = None,
-    ) -> Coroutine[Any, Any, Pet]:
-        """Fetch one animal by id (``GET /pets/{petId}``). Deprecated.
-
-        The service removes this operation on 5 December 2030; use ``list_pets`` with a
-        ``status`` filter instead. Every call warns with ``DeprecationWarning``; the service's
-        own ``Deprecation``/``Sunset`` headers for it add no second warning.
-
-        Args:
-            pet_id: the animal's id (an int64).
-            timeout: this call's timeout per attempt, as for the constructor (``None``: no
-                limit); omitted, the client's.
-            deadline: seconds for this whole call, retries and waits included (``None``: no
-                limit); omitted, the client's.
-            extra_headers: headers for this call only, merged over the client's (names
-                compared case-insensitively); checked as ``default_headers`` are.
-
-        Returns:
-            The animal.
-
-        Raises:
-            TypeError: ``pet_id`` is not an int, or an option has the wrong type.
-            ValueError: ``pet_id`` is outside int64, or ``timeout`` or ``extra_headers`` is
-                invalid.
-            NotFoundError: no animal has this id (404).
-            AuthenticationError: the API key was refused (401).
-            APIStatusError: any other non-2xx answer, after retries where allowed.
-            APIConnectionError: no answer (``APITimeoutError`` on a timeout or past the
-                deadline), after retries.
-            ResponseTooLargeError: the answer's body is larger than ``max_response_bytes``.
-            APIResponseValidationError: the answer does not fit the schema.
-        """
-
-        async def fetch() -> Pet:
-            # Checked when awaited, like the arguments of the other coroutine methods.
-            return await self._request(
-                ops.get_pet(pet_id, timeout=timeout, deadline=deadline, extra_headers=extra_headers)
-            )
-
-        return fetch()
+    if not TYPE_CHECKING:  # type checkers read the inherited methods, which say the same
+        list_pets = _coroutine_function(_BaseClient.list_pets)
+        create_pet = _coroutine_function(_BaseClient.create_pet)
 
     @cached_property
-    def with_raw_response(self) -> AsyncRawResponses:
+    def with_raw_response(self) -> "AsyncRawResponses":
         """The same methods, returning an ``APIResponse`` (status, headers, ``.parse()``)."""
-        from animalstore_client._raw import AsyncRawResponses  # it imports this module
-
         return AsyncRawResponses(self)
 
     async def aclose(self) -> None:
@@ -792,18 +551,62 @@ class AsyncClient(_BaseClient):
     async def __aexit__(self, *exc_info: object) -> None:
         await self.aclose()
 
-    async def _request(self, operation: ops.Operation[T]) -> T:
+    async def _request(
+        self, build: Callable[..., ops.Operation[T]], *args: Any, **kwargs: Any
+    ) -> T:
+        call = self._start(build(*args, **kwargs))
         pool = self._usable_pool()
         sender = pool.current() or await pool.open()
-        call = self._start(operation)
         while True:
             request = call.begin()
-            outcome: Answer | SendFailure | None
             if call.deadline is None:
                 outcome = await sender.send(request)
             else:
                 outcome = await send_within_async(call.remaining(), sender.send, request)
-            delay = call.after(outcome or call.deadline_passed())
+            delay = call.after(outcome)
             if delay is None:
                 return call.result
             await sender.sleep(delay)
+
+
+class RawResponses(RawView):
+    """``client.with_raw_response``: the client's methods, returning an ``APIResponse``.
+
+    Use it to read the status, headers or ``x-request-id``; call ``.parse()`` for the result.
+    ``get_pet`` is deprecated here as on the client.
+
+    Args:
+        client: the client whose methods it calls (``client.with_raw_response`` makes one).
+    """
+
+    __slots__ = ()
+
+    # `Final` declares the types, inferred from the client's methods: spelled out, each
+    # signature would be written twice.
+    list_pets: Final = raw_method(Client.list_pets)
+    create_pet: Final = raw_method(Client.create_pet)
+    get_pet: Final = deprecated_raw(raw_method(Client.get_pet))  # type: ignore[deprecated]
+
+    def __init__(self, client: Client) -> None:
+        super().__init__(client)
+
+
+class AsyncRawResponses(RawView):
+    """``client.with_raw_response``: the client's methods, returning an ``APIResponse``.
+
+    Await a method, then read the status, headers or ``x-request-id``; ``.parse()`` is a
+    plain call, not awaited, since the body has already been read. ``get_pet`` is deprecated
+    here as on the client.
+
+    Args:
+        client: the client whose methods it calls (``client.with_raw_response`` makes one).
+    """
+
+    __slots__ = ()
+
+    list_pets: Final = raw_async_method(AsyncClient.list_pets)
+    create_pet: Final = raw_async_method(AsyncClient.create_pet)
+    get_pet: Final = deprecated_raw(raw_async_method(AsyncClient.get_pet))  # type: ignore[deprecated]
+
+    def __init__(self, client: AsyncClient) -> None:
+        super().__init__(client)

@@ -1,34 +1,37 @@
-"""``client.with_raw_response``: the client's methods, returning an ``APIResponse``.
+"""What ``client.with_raw_response`` is made of: the client's methods, returning an ``APIResponse``.
 
-Each view holds a raw copy of its client (see ``_BaseClient._raw_copy``), whose calls return
-the ``APIResponse`` at run time. The views' attributes are descriptors typed from the client's
-own methods, so a view always has the client's parameters, spelled once, with declared types
-that editors and ``pyright --verifytypes`` can read.
+Each view (``RawResponses`` and ``AsyncRawResponses``, beside the clients) holds a raw copy of
+its client (see ``_BaseClient._raw_copy``), whose calls return the ``APIResponse`` at run time.
+The views' attributes are descriptors typed from the client's own methods, so a view always
+has the client's parameters, spelled once, with declared types that editors and
+``pyright --verifytypes`` can read.
 """
 
-# No `from __future__ import annotations`: the views' `Final` annotations stay objects, which
-# `typing.get_type_hints` can read once the classes name the package as their module.
+from __future__ import annotations
 from collections.abc import Awaitable, Callable, Coroutine
-from typing import Any, Concatenate, Final, Generic, TypeVar, overload
+from typing import Any, Concatenate, Generic, TypeVar, overload
 
 from typing_extensions import ParamSpec, Self, deprecated
 
-from animalstore_client._client import AsyncClient, Client
-from animalstore_client._response import APIResponse
+from animalstore_client._core.response import APIResponse
 
-__all__ = ["AsyncRawResponses", "RawResponses"]
+__all__ = ["RawView", "deprecated_raw", "raw_async_method", "raw_method"]
 
 P = ParamSpec("P")
 R = TypeVar("R")
 T = TypeVar("T")
 
 
-class _RawView:
-    """What both raw views hold: a raw copy of their client, which follows its closing."""
+class RawView:
+    """What both raw views hold: a raw copy of their client, which follows its closing.
+
+    Args:
+        client: the client whose methods the view calls.
+    """
 
     __slots__ = ("_raw",)
 
-    def __init__(self, client: Client | AsyncClient) -> None:
+    def __init__(self, client: Any) -> None:
         self._raw = client._raw_copy()
 
 
@@ -43,8 +46,8 @@ class _RawMethod(Generic[P, R]):
     @overload
     def __get__(self, view: None, owner: type[Any]) -> Self: ...
     @overload
-    def __get__(self, view: _RawView, owner: type[Any]) -> Callable[P, R]: ...
-    def __get__(self, view: _RawView | None, owner: type[Any]) -> Any:
+    def __get__(self, view: RawView, owner: type[Any]) -> Callable[P, R]: ...
+    def __get__(self, view: RawView | None, owner: type[Any]) -> Any:
         return self if view is None else getattr(view._raw, self._name)
 
 
@@ -61,63 +64,23 @@ class _DeprecatedRawMethod(_RawMethod[P, R]):
         "get_pet() calls GET /pets/{petId}, which is deprecated and will be removed on "
         "5 December 2030; use list_pets() with a status filter instead"
     )
-    def __get__(self, view: _RawView, owner: type[Any]) -> Callable[P, R]: ...
-    def __get__(self, view: _RawView | None, owner: type[Any]) -> Any:
+    def __get__(self, view: RawView, owner: type[Any]) -> Callable[P, R]: ...
+    def __get__(self, view: RawView | None, owner: type[Any]) -> Any:
         return super().__get__(view, owner)
 
 
-def _raw(method: Callable[Concatenate[Any, P], T]) -> _RawMethod[P, APIResponse[T]]:
+def raw_method(method: Callable[Concatenate[Any, P], T]) -> _RawMethod[P, APIResponse[T]]:
+    """Return the raw view's counterpart of a ``Client`` method."""
     return _RawMethod(method.__name__)
 
 
-def _raw_async(
+def raw_async_method(
     method: Callable[Concatenate[Any, P], Awaitable[T]],
 ) -> _RawMethod[P, Coroutine[Any, Any, APIResponse[T]]]:
+    """Return the raw view's counterpart of an ``AsyncClient`` method."""
     return _RawMethod(method.__name__)
 
 
-def _deprecated(method: _RawMethod[P, R]) -> _DeprecatedRawMethod[P, R]:
+def deprecated_raw(method: _RawMethod[P, R]) -> _DeprecatedRawMethod[P, R]:
+    """Return ``method`` flagged as deprecated, as the client's ``get_pet`` is."""
     return _DeprecatedRawMethod(method._name)
-
-
-class RawResponses(_RawView):
-    """``client.with_raw_response``: the client's methods, returning an ``APIResponse``.
-
-    Use it to read the status, headers or ``x-request-id``; call ``.parse()`` for the result.
-    ``get_pet`` is deprecated here as on the client.
-
-    Args:
-        client: the client whose methods it calls (``client.with_raw_response`` makes one).
-    """
-
-    __slots__ = ()
-
-    # `Final` declares the types, inferred from the client's methods: spelled out, each
-    # signature would be written twice.
-    list_pets: Final = _raw(Client.list_pets)
-    create_pet: Final = _raw(Client.create_pet)
-    get_pet: Final = _deprecated(_raw(Client.get_pet))  # type: ignore[deprecated]
-
-    def __init__(self, client: Client) -> None:
-        super().__init__(client)
-
-
-class AsyncRawResponses(_RawView):
-    """``client.with_raw_response``: the client's methods, returning an ``APIResponse``.
-
-    Await a method, then read the status, headers or ``x-request-id``; ``.parse()`` is a
-    plain call, not awaited, since the body has already been read. ``get_pet`` is deprecated
-    here as on the client.
-
-    Args:
-        client: the client whose methods it calls (``client.with_raw_response`` makes one).
-    """
-
-    __slots__ = ()
-
-    list_pets: Final = _raw_async(AsyncClient.list_pets)
-    create_pet: Final = _raw_async(AsyncClient.create_pet)
-    get_pet: Final = _deprecated(_raw_async(AsyncClient.get_pet))  # type: ignore[deprecated]
-
-    def __init__(self, client: AsyncClient) -> None:
-        super().__init__(client)

@@ -11,11 +11,14 @@ import time
 from collections.abc import Callable, Iterator
 from typing import IO, Any
 
+import httpx
 import pytest
 import respx
 from hypothesis import settings
 
 from animalstore_client import AsyncClient, Client
+from animalstore_client._backends.httpx import family
+from animalstore_client._core.wire import Answer, Request
 
 ENV_VARIABLES = ("ANIMALSTORE_API_KEY", "ANIMALSTORE_BASE_URL", "ANIMALSTORE_LOG")
 BASE_URL = "https://api.test/v1"
@@ -149,3 +152,16 @@ def sigint_as_in_a_terminal() -> None:
     ``restore_signals`` does not: it resets only SIGPIPE, SIGXFZ and SIGXFSZ.
     """
     signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
+def httpx_answer(response: httpx.Response) -> Answer:
+    """The core's ``Answer`` for an httpx response read in full, as the httpx backend makes it.
+
+    A response built without a request answers a plain ``GET`` of the test's base URL.
+    """
+    try:
+        built = response.request
+    except RuntimeError:
+        built = httpx.Request("GET", f"{BASE_URL}/pets")
+    request = Request(built.method, str(built.url), None, dict(built.headers), None, {})
+    return family(httpx).answer(request, built, response, None)

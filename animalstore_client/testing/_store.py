@@ -18,10 +18,10 @@ import attrs
 import httpx
 
 from animalstore_client._client import AsyncClient, Client
-from animalstore_client._config import DEFAULT_MAX_RESPONSE_BYTES, DEFAULT_MAX_RETRIES
-from animalstore_client._models import Pet, PetStatus
-from animalstore_client._safe_repr import tolerant_repr
-from animalstore_client._types import NOT_GIVEN, NotGiven, PetStatusLiteral
+from animalstore_client._core.config import DEFAULT_MAX_RESPONSE_BYTES, DEFAULT_MAX_RETRIES
+from animalstore_client._core.models import Pet, PetStatus
+from animalstore_client._core.safe_repr import tolerant_repr
+from animalstore_client._core.types import NOT_GIVEN, NotGiven, PetStatusLiteral
 from animalstore_client.testing._transport import FakeTransport
 
 if TYPE_CHECKING:

@@ -37,7 +37,7 @@ from animalstore_client import (
     PetStatusLiteral,
     WireFormatError,
 )
-from animalstore_client._converter import structure
+from animalstore_client._core.converter import structure
 from animalstore_client.testing import FakeAnimalStore
 from tests.benchmarks._harness import Comparison, compare, compare_async
 from tests.benchmarks.concurrency import concurrent_async, concurrent_threads

@@ -35,13 +35,14 @@ from animalstore_client import (
     PetStatus,
     RateLimitError,
 )
-from animalstore_client import _operations as ops
-from animalstore_client._call import Call
-from animalstore_client._config import resolve_options
-from animalstore_client._httpx_backend import HttpxAnswer, classify, to_httpx
-from animalstore_client._response import connection_error, parse_body, status_error
-from animalstore_client._wire import Request
+from animalstore_client._backends.httpx import family
+from animalstore_client._core import operations as ops
+from animalstore_client._core.call import Call
+from animalstore_client._core.config import resolve_options
+from animalstore_client._core.response import connection_error, parse_body, status_error
+from animalstore_client._core.wire import Answer, Request
 from animalstore_client.testing import FakeAnimalStore
+from tests.conftest import httpx_answer
 from tests.field import workers
 
 KEY = "sk-pickle-SECRET-3b8e"
@@ -60,23 +61,22 @@ OPTIONS = resolve_options(
 def sent_request(operation: ops.Operation[Any]) -> httpx.Request:
     """The request the SDK would send for ``operation``: with the key in its headers."""
     with httpx.Client() as http:
-        request = to_httpx(http, Call(operation, OPTIONS).request)
+        request = family(httpx).build(http, Call(operation, OPTIONS).request)
     assert request.headers["authorization"] == f"Bearer {KEY}"
     return request
 
 
-def status_response(status: int, body: object) -> HttpxAnswer:
+def status_response(status: int, body: object) -> Answer:
     request = sent_request(ops.create_pet(name="Rex", category_id=3, status=None))
-    return HttpxAnswer(
+    return httpx_answer(
         httpx.Response(status, json=body, headers={"x-request-id": "req_7"}, request=request)
     )
 
 
 def failed(error: httpx.RequestError, request: httpx.Request) -> AnimalStoreError:
     """The SDK's error for an attempt that ended in ``error``, as a client raises it."""
-    return connection_error(
-        classify(error, request), Request(request.method, str(request.url), None, {}, None, {})
-    )
+    core_request = Request(request.method, str(request.url), None, {}, None, {})
+    return connection_error(family(httpx).classify(error, core_request, request), core_request)
 
 
 def error_body(status: int) -> dict[str, object]:

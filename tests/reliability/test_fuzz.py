@@ -3,7 +3,7 @@ result or raises an ``AnimalStoreError``, and nothing else.
 
 Two paths:
 
-* sans-IO, the whole status range 100..599: ``animalstore_client._call.Call`` is handed
+* sans-IO, the whole status range 100..599: ``animalstore_client._core.call.Call`` is handed
   ``httpx.Response(status, content=...)`` objects directly, exactly as the clients hand it what
   they received. 1xx statuses are informational and can never be a final answer over a socket
   (httpx/h11 would keep waiting for one), so only this path covers them.
@@ -38,11 +38,12 @@ from animalstore_client import (
     PetStatus,
     RateLimitError,
 )
-from animalstore_client import _operations as ops
-from animalstore_client._call import Call
-from animalstore_client._config import resolve_options
-from animalstore_client._httpx_backend import HttpxAnswer, to_httpx
-from animalstore_client._retries import MAX_RETRY_AFTER
+from animalstore_client._backends.httpx import family
+from animalstore_client._core import operations as ops
+from animalstore_client._core.call import Call
+from animalstore_client._core.config import resolve_options
+from animalstore_client._core.retries import MAX_RETRY_AFTER
+from tests.conftest import httpx_answer
 from tests.reliability.conftest import API_KEY, VALID_ARGUMENTS, Api
 from tests.reliability.faultserver import FaultServer, Reply
 
@@ -235,7 +236,7 @@ def drive(
 ) -> tuple[object, float | None]:
     """Feed one response to a fresh ``Call``; return (result or exception, retry delay)."""
     call: Call[Any] = Call(OPERATIONS[operation], OPTIONS[max_retries])
-    request = to_httpx(builder, call.begin())
+    request = family(httpx).build(builder, call.begin())
     headers = dict(headers or {})
     if retry_after is not None:
         headers["Retry-After"] = retry_after
@@ -243,7 +244,7 @@ def drive(
     raw_headers = [(name.encode(), value.encode("latin-1")) for name, value in headers.items()]
     response = httpx.Response(status, content=body, headers=raw_headers, request=request)
     try:
-        delay = call.after(HttpxAnswer(response))
+        delay = call.after(httpx_answer(response))
     except Exception as exc:
         return exc, None
     return (None, delay) if delay is not None else (call.result, None)

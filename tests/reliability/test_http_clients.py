@@ -30,7 +30,7 @@ from animalstore_client import (
     DefaultHttpxClient,
     Pet,
 )
-from animalstore_client._gate import ConnectionGate
+from animalstore_client._backends.gate import ConnectionGate
 from tests.reliability.conftest import API_KEY, PET, free_port
 from tests.reliability.faultserver import FaultServer, Hangup, Reply
 
@@ -577,7 +577,7 @@ def test_clients_built_with_the_defaults_load_the_ca_bundle_once(
 
     import certifi
 
-    from animalstore_client import _http_clients
+    from animalstore_client._backends import defaults as _http_clients
 
     loaded: list[object] = []
     original = ssl.SSLContext.load_verify_locations

@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 
 from animalstore_client import APIResponseValidationError, PetList, WireFormatError
-from animalstore_client._converter import structure
+from animalstore_client._core.converter import structure
 from tests.reliability.conftest import PET, Api, json_bytes
 from tests.reliability.faultserver import FaultServer, Reply
 

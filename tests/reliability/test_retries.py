@@ -23,8 +23,8 @@ from animalstore_client import (
     Pet,
     PetStatus,
     RateLimitError,
-    _retries,
 )
+from animalstore_client._core import retries as _retries
 from animalstore_client.testing import FakeAnimalStore
 from tests.reliability.conftest import API_KEY, PET, Api, error_body
 from tests.reliability.faultserver import FaultServer, Forward, Hangup, Reply

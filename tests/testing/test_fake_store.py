@@ -20,7 +20,7 @@ import httpx
 import pytest
 
 from animalstore_client import PetStatusLiteral
-from animalstore_client._models import Pet, PetStatus
+from animalstore_client._core.models import Pet, PetStatus
 from animalstore_client.testing import FakeAnimalStore, RecordedRequest
 from tests.conftest import read_lines, sigint_as_in_a_terminal
 

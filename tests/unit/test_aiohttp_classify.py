@@ -11,8 +11,8 @@ import asyncio
 import aiohttp
 import pytest
 
-from animalstore_client._aiohttp_backend import classify
-from animalstore_client._wire import REDACTED, Failure, Request
+from animalstore_client._backends.aiohttp import classify
+from animalstore_client._core.wire import REDACTED, Failure, Request
 
 REQUEST = Request(
     "POST",

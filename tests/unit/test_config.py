@@ -15,7 +15,7 @@ import pytest
 import respx
 
 from animalstore_client import BASE_URLS, AsyncClient, Client, Environment
-from animalstore_client import _logging as sdk_logging
+from animalstore_client._core import logging as sdk_logging
 from tests.conftest import Api
 
 PRODUCTION = "https://api.animalstore.example/v1/"

@@ -13,10 +13,10 @@ from typing import Any
 import pytest
 
 from animalstore_client import APITimeoutError
-from animalstore_client import _operations as ops
-from animalstore_client._call import Call
-from animalstore_client._config import resolve_options
-from animalstore_client._wire import Failure, SendFailure
+from animalstore_client._core import operations as ops
+from animalstore_client._core.call import Call
+from animalstore_client._core.config import resolve_options
+from animalstore_client._core.wire import Failure, SendFailure
 
 
 def options(*, timeout: float, deadline: float) -> Any:
@@ -38,7 +38,7 @@ OPTIONS = options(timeout=30.0, deadline=0.05)
 
 def read_timeout(call: Call[Any]) -> SendFailure:
     return SendFailure(
-        Failure.MAYBE_SENT, "ReadTimeout: timed out", timeout=True, request=call.request.redacted()
+        Failure.MAYBE_SENT, "ReadTimeout: timed out", timeout=True, view=call.request.view()
     )
 
 

@@ -18,14 +18,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from animalstore_client import AsyncClient, Client, NotFoundError, Pet
-from animalstore_client._deprecation import (
+from animalstore_client._core.deprecation import (
     DeprecationNotices,
     deprecation_date,
     notice,
     sunset_date,
 )
-from animalstore_client._httpx_backend import HttpxAnswer
-from tests.conftest import API_KEY, BASE_URL, Api
+from tests.conftest import API_KEY, BASE_URL, Api, httpx_answer
 
 PET = {"id": 7, "name": "Rex", "categoryId": 3}
 SIGNALS = {
@@ -172,7 +171,7 @@ def test_two_threads_that_both_find_the_operation_unwarned_still_warn_once() -> 
 
     notices = DeprecationNotices()
     notices._warned = SlowSet()
-    answer = HttpxAnswer(httpx.Response(200, json=[], headers=SIGNALS))
+    answer = httpx_answer(httpx.Response(200, json=[], headers=SIGNALS))
 
     def work() -> None:
         notices.warn_once("GET /pets", answer)
@@ -370,7 +369,7 @@ def test_no_header_value_makes_the_parsers_raise(deprecation: str, sunset: str, 
     response = httpx.Response(200, headers=headers)
     date = deprecation_date(headers)
     sunset_at = sunset_date(headers)
-    message = notice("GET /pets", HttpxAnswer(response))
+    message = notice("GET /pets", httpx_answer(response))
 
     for value in (date, sunset_at):
         assert value is None or value.tzinfo is not None
@@ -397,11 +396,11 @@ def test_any_signal_on_any_answer_gives_the_usual_outcome_and_at_most_a_deprecat
     status: int, deprecation: str | None, sunset: str | None, link: str | None
 ) -> None:
     from animalstore_client import AnimalStoreError
-    from animalstore_client import _operations as ops
-    from animalstore_client._call import Call
-    from animalstore_client._config import resolve_options
-    from animalstore_client._deprecation import DeprecationNotices
-    from animalstore_client._httpx_backend import HttpxAnswer, to_httpx
+    from animalstore_client._backends.httpx import family
+    from animalstore_client._core import operations as ops
+    from animalstore_client._core.call import Call
+    from animalstore_client._core.config import resolve_options
+    from animalstore_client._core.deprecation import DeprecationNotices
 
     options = resolve_options(
         API_KEY,
@@ -420,8 +419,8 @@ def test_any_signal_on_any_answer_gives_the_usual_outcome_and_at_most_a_deprecat
             options,
             notices=DeprecationNotices(),
         )
-        request = to_httpx(builder, call.begin())
-        response = HttpxAnswer(httpx.Response(status, json=[], headers=headers, request=request))
+        request = family(httpx).build(builder, call.begin())
+        response = httpx_answer(httpx.Response(status, json=[], headers=headers, request=request))
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
             try:

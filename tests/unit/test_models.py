@@ -13,7 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from animalstore_client import Error, NewPet, Pet, PetList, PetStatus, WireFormatError
-from animalstore_client._converter import structure
+from animalstore_client._core.converter import structure
 
 INT64 = st.integers(min_value=-(2**63), max_value=2**63 - 1)
 

@@ -21,8 +21,8 @@ from animalstore_client import (
     InternalServerError,
     Pet,
     RateLimitError,
-    _retries,
 )
+from animalstore_client._core import retries as _retries
 from tests.conftest import Api
 
 PET = {"id": 1, "name": "Rex", "categoryId": 3}

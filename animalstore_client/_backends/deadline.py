@@ -17,7 +17,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Awaitable, Callable
 
-from animalstore_client._wire import Answer, Request, SendFailure
+from animalstore_client._core.wire import Answer, Request, SendFailure
 
 __all__ = ["send_within", "send_within_async"]
 

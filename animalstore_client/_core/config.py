@@ -12,22 +12,25 @@ import os
 import re
 from collections.abc import Mapping
 from types import MappingProxyType
+from typing import Protocol
 
 import httpx
 from attrs import field, frozen
 
-from animalstore_client._safe_repr import tolerant_repr
-from animalstore_client._validation import check_enum, check_int, check_str
+from animalstore_client._core.safe_repr import tolerant_repr
+from animalstore_client._core.validation import check_enum, check_int, check_str
 from animalstore_client._version import __version__
 
 __all__ = [
     "BASE_URLS",
+    "DEFAULT_CONNECTION_LIMITS",
     "DEFAULT_MAX_RESPONSE_BYTES",
     "DEFAULT_MAX_RETRIES",
     "DEFAULT_TIMEOUT",
     "RESERVED_HEADERS",
     "ClientOptions",
     "Environment",
+    "TimeoutLike",
     "check_deadline",
     "check_headers",
     "check_max_response_bytes",
@@ -35,6 +38,33 @@ __all__ = [
     "merge_headers",
     "resolve_options",
 ]
+
+
+class TimeoutLike(Protocol):
+    """A timeout with the four phases of httpx's: an ``httpx.Timeout`` or an ``httpx2.Timeout``.
+
+    Each phase is in seconds, ``None`` for no limit.
+    """
+
+    @property
+    def connect(self) -> float | None:
+        """Seconds to establish a connection."""
+        ...
+
+    @property
+    def read(self) -> float | None:
+        """Seconds to wait for each piece of the answer."""
+        ...
+
+    @property
+    def write(self) -> float | None:
+        """Seconds to wait to send each piece of the request."""
+        ...
+
+    @property
+    def pool(self) -> float | None:
+        """Seconds to wait for a connection from the pool."""
+        ...
 
 
 class Environment(str, enum.Enum):
@@ -59,6 +89,12 @@ BASE_URLS: Mapping[Environment, str] = MappingProxyType(
 #: Per attempt: 5 s to connect, 30 s for each of write, read and pool.
 DEFAULT_TIMEOUT = httpx.Timeout(30.0, connect=5.0)
 DEFAULT_MAX_RETRIES = 2
+#: Up to 100 connections, all of them kept open between calls for up to 5 s. httpx's own
+#: default keeps only 20 of its 100 open: after every burst it would close 80 connections and
+#: open them again for the next one.
+DEFAULT_CONNECTION_LIMITS = httpx.Limits(
+    max_connections=100, max_keepalive_connections=100, keepalive_expiry=5.0
+)
 _MAX_TIMEOUT = 1e9
 #: The most an answer's body may hold once decoded: the API's largest legitimate answer (100
 #: animals) is tens of kilobytes, and a decompression bomb must not cost gigabytes.
@@ -166,14 +202,22 @@ def check_timeout(timeout: object) -> httpx.Timeout:
     """Return ``timeout`` as an ``httpx.Timeout``: seconds for every phase, ``None`` for no limit.
 
     Raises:
-        TypeError: ``timeout`` is not a real number (numpy's included), ``None`` or an
-            ``httpx.Timeout``.
+        TypeError: ``timeout`` is not a real number (numpy's included), ``None`` or a
+            ``TimeoutLike`` (``httpx.Timeout``, ``httpx2.Timeout``).
         ValueError: a phase is not positive, or is too large for a socket.
     """
     if timeout is None:
         return httpx.Timeout(None)
+    given = isinstance(timeout, httpx.Timeout) or all(
+        hasattr(timeout, phase) for phase in ("connect", "read", "write", "pool")
+    )
     if isinstance(timeout, httpx.Timeout):
         resolved = timeout
+    elif given:  # httpx2's, which is another class with the same phases
+        phases = {phase: getattr(timeout, phase) for phase in ("connect", "read", "write", "pool")}
+        if not all(seconds is None or _is_real(seconds) for seconds in phases.values()):
+            raise TypeError(f"timeout's phases must be numbers of seconds or None: {phases}")
+        resolved = httpx.Timeout(**phases)
     elif isinstance(timeout, bool) or not _is_real(timeout):
         raise TypeError(
             "timeout must be a number of seconds, None or an httpx.Timeout, "
@@ -190,7 +234,7 @@ def check_timeout(timeout: object) -> httpx.Timeout:
     # NaN or a negative value would fail only when sent. None (no limit) is httpx's own choice.
     for phase, seconds in resolved.as_dict().items():
         if seconds is not None and not 0 < seconds <= _MAX_TIMEOUT:
-            where = f"timeout ({phase})" if isinstance(timeout, httpx.Timeout) else "timeout"
+            where = f"timeout ({phase})" if given else "timeout"
             raise ValueError(
                 f"{where} must be positive and at most {_MAX_TIMEOUT:g} seconds, got {seconds}"
             )

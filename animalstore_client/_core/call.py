@@ -1,12 +1,12 @@
 """One API call across all its attempts, as a state machine with no I/O.
 
 The clients drive it: hand ``call.begin()``'s plain ``Request`` to a backend (within
-``call.remaining()`` seconds when the call has a ``deadline``; ``call.deadline_passed()`` if
-that ran out), give what came back (an ``Answer`` or a ``SendFailure``) to ``call.after()``,
-and either sleep the delay it returns and go round again, or return ``call.result``.
-Everything else (the request itself, retry decisions, the deadline, logging, the service's
-deprecation signals, parsing and error mapping) happens here, once for every client and
-backend.
+``call.remaining()`` seconds when the call has a ``deadline``), give what came back (an
+``Answer``, a ``SendFailure``, or ``None`` if the deadline cut the attempt off) to
+``call.after()``, and either sleep the delay it returns and go round again, or return
+``call.result``. Everything else (the request itself, retry decisions, the deadline, logging,
+the service's deprecation signals, parsing and error mapping) happens here, once for every
+client and backend; the body's size cap and the deadline while reading, in ``BodyReader``.
 """
 
 from __future__ import annotations
@@ -14,16 +14,22 @@ from __future__ import annotations
 import json
 import logging
 import time
+from datetime import timedelta
 from typing import Generic, TypeVar
 
-from animalstore_client._config import ClientOptions
-from animalstore_client._deprecation import DeprecationNotices
-from animalstore_client._logging import logger
-from animalstore_client._operations import Operation
-from animalstore_client._response import APIResponse, connection_error, parse_body, status_error
-from animalstore_client._retries import retry_delay
-from animalstore_client._types import NotGiven
-from animalstore_client._wire import Answer, Request, SendFailure, deadline_passed
+from animalstore_client._core.config import ClientOptions
+from animalstore_client._core.deprecation import DeprecationNotices
+from animalstore_client._core.logging import logger
+from animalstore_client._core.operations import Operation
+from animalstore_client._core.response import (
+    APIResponse,
+    connection_error,
+    parse_body,
+    status_error,
+)
+from animalstore_client._core.retries import retry_delay
+from animalstore_client._core.types import NotGiven
+from animalstore_client._core.wire import Answer, Request, SendFailure, deadline_passed
 
 __all__ = ["Call"]
 
@@ -124,15 +130,12 @@ class Call(Generic[T]):
         assert self._ends is not None, "remaining() is for a call with a deadline"
         return max(self._ends - time.monotonic(), 0.0)
 
-    def deadline_passed(self) -> SendFailure:
-        """Return the outcome of an attempt that the deadline cut off: never retried."""
-        return deadline_passed(self.request, self.request.redacted())
-
-    def after(self, outcome: Answer | SendFailure) -> float | None:
+    def after(self, outcome: Answer | SendFailure | None) -> float | None:
         """Take in one attempt's outcome and decide what comes next.
 
         Args:
-            outcome: the answer (body read), or the backend's account of why there was none.
+            outcome: the answer (body read), the backend's account of why there was none, or
+                ``None`` when the call's deadline cut the attempt off.
 
         Returns:
             Seconds to sleep before the next attempt; ``None`` when ``result`` is ready.
@@ -148,18 +151,19 @@ class Call(Generic[T]):
             ResponseTooLargeError: the body was larger than ``max_response_bytes``.
             APIResponseValidationError: for a 2xx answer whose body does not fit the schema.
         """
-        if logger.isEnabledFor(logging.DEBUG):
-            self._log_attempt(outcome)
-        if (
+        if outcome is None or (
             self._ends is not None
             and isinstance(outcome, SendFailure)
             and outcome.timeout
             and time.monotonic() >= self._ends
         ):
-            # The attempt's timeouts were cut to the time left: its own timeout at the
-            # deadline, a hair before the deadline's, is the deadline's.
-            outcome = self.deadline_passed()
+            # Cut off, or the attempt's timeouts were cut to the time left: its own timeout
+            # at the deadline, a hair before the deadline's, is the deadline's.
+            outcome = deadline_passed(self.request, self.request.view())
+        if logger.isEnabledFor(logging.DEBUG):
+            self._log_attempt(outcome)
         if isinstance(outcome, Answer):
+            outcome.elapsed = timedelta(seconds=time.perf_counter() - self._started)
             headers = outcome.headers
             if self._notices is not None and ("deprecation" in headers or "sunset" in headers):
                 self._notices.warn_once(self._operation.name, outcome)
@@ -167,7 +171,7 @@ class Call(Generic[T]):
                 # A success is never retried: the common path skips the retry policy.
                 result_type = self._operation.result_type
                 self.result = (
-                    APIResponse._of(outcome, result_type, self.retries)  # type: ignore[assignment]
+                    APIResponse(outcome, result_type, self.retries)
                     if self._raw
                     else parse_body(outcome, result_type)
                 )

@@ -18,7 +18,7 @@ from collections.abc import AsyncIterator
 import anyio
 import httpx
 
-from animalstore_client._eventloop import current_loop
+from animalstore_client._backends.eventloop import current_loop
 
 __all__ = ["ConnectionGate", "HeldUntilClosed"]
 

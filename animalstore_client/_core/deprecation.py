@@ -19,14 +19,14 @@ import warnings
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
-from animalstore_client._logging import logger
+from animalstore_client._core.logging import logger
 
 if TYPE_CHECKING:
     from datetime import datetime
 
     import httpx
 
-    from animalstore_client._wire import Answer
+    from animalstore_client._core.wire import Answer
 
 __all__ = [
     "DeprecationNotices",
@@ -38,7 +38,7 @@ __all__ = [
 
 #: RFC 9651 Date: "@" and an Integer (at most 15 digits).
 _SF_DATE = re.compile(r"@(-?[0-9]{1,15})")
-_PACKAGE = __name__.rpartition(".")[0] + "."
+_PACKAGE = __name__.partition(".")[0] + "."
 
 
 def deprecation_date(headers: Mapping[str, str]) -> datetime | None:

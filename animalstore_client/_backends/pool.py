@@ -15,8 +15,7 @@ belong to one process and, for ``AsyncClient``, to one event loop:
 
 A pool passed in as ``http_client`` is the caller's: it is used as it is and never closed.
 
-Each pool hands out the backend's sender (``_httpx_backend``, ``_aiohttp_backend``) that the
-client drives.
+Each pool hands out the backend's sender that the client drives.
 """
 
 from __future__ import annotations
@@ -25,13 +24,16 @@ import os
 import threading
 import weakref
 from collections.abc import AsyncGenerator
-from typing import Any
+from typing import Any, Generic, TypeVar
 
 import httpx
 
-from animalstore_client import _eventloop
-from animalstore_client._http_clients import DefaultAsyncHttpxClient, DefaultHttpxClient
-from animalstore_client._httpx_backend import AsyncHttpxSender, SyncHttpxSender
+from animalstore_client._backends import eventloop
+from animalstore_client._backends.defaults import DefaultAsyncHttpxClient, DefaultHttpxClient
+from animalstore_client._backends.httpx import AsyncHttpxSender, SyncHttpxSender, family
+from animalstore_client._core.wire import AsyncSender, SyncSender
+
+S = TypeVar("S", SyncSender, AsyncSender)
 
 __all__ = ["AsyncPool", "BorrowedPool", "SyncPool"]
 
@@ -41,30 +43,24 @@ _owned: weakref.WeakSet[SyncPool | AsyncPool] = weakref.WeakSet()
 _inherited: list[object] = []
 
 
-class BorrowedPool:
+class BorrowedPool(Generic[S]):
     """A pool the caller passed in as ``http_client``: used as it is, never closed.
 
     Args:
-        http: the caller's client (``httpx.Client``, ``httpx.AsyncClient`` or
-            ``aiohttp.ClientSession``).
-        sender: the backend's sender over it.
+        sender: the backend's sender over the caller's client.
     """
 
-    __slots__ = ("_http", "sender")
+    __slots__ = ("sender",)
 
-    def __init__(self, http: Any, sender: Any) -> None:
-        self._http = http
-        self.sender: Any = sender
+    def __init__(self, sender: S) -> None:
+        self.sender: S = sender
 
     @property
     def closed(self) -> bool:
         """Whether the caller closed it."""
-        http = self._http
-        return bool(
-            http.is_closed if isinstance(http, (httpx.Client, httpx.AsyncClient)) else http.closed
-        )
+        return self.sender.closed
 
-    def current(self) -> Any:
+    def current(self) -> S:
         """Return the sender."""
         return self.sender
 
@@ -93,6 +89,10 @@ class SyncPool:
         """The pool's ``httpx.Client``; ``None`` until first use."""
         return None if self.sender is None else self.sender.http
 
+    def current(self) -> SyncHttpxSender | None:
+        """Return the sender, or ``None`` if ``open()`` must make it."""
+        return self.sender
+
     def open(self) -> SyncHttpxSender:
         """Return the pool's sender, opening the pool on first use (in this process)."""
         with self._lock:
@@ -101,7 +101,7 @@ class SyncPool:
                 http = DefaultHttpxClient()
                 # Closed when the clients sharing it are all dropped without close().
                 self._finalizer = weakref.finalize(self, http.close)
-                self.sender = SyncHttpxSender(http)
+                self.sender = SyncHttpxSender(http, family(httpx))
             return self.sender
 
     def close(self) -> None:
@@ -137,7 +137,7 @@ class AsyncPool:
 
     def current(self) -> AsyncHttpxSender | None:
         """Return the running loop's sender, or ``None`` if ``open()`` must make it."""
-        return self.sender if self._loop is _eventloop.current_loop() else None
+        return self.sender if self._loop is eventloop.current_loop() else None
 
     async def open(self) -> AsyncHttpxSender:
         """Open a pool for the running loop and tie its closing to the loop's end."""
@@ -151,15 +151,15 @@ class AsyncPool:
         await guard.__anext__()
         # The previous loop's pool is left to that loop: dropping its guard lets that loop
         # close it if it still runs.
-        sender = AsyncHttpxSender(http)
-        self.sender, self._loop, self._guard = sender, _eventloop.current_loop(), guard
+        sender = AsyncHttpxSender(http, family(httpx))
+        self.sender, self._loop, self._guard = sender, eventloop.current_loop(), guard
         return sender
 
     async def aclose(self) -> None:
         """Close the running loop's pool; a pool of another loop is left to that loop."""
         self.closed = True
         guard, self._guard = self._guard, None
-        if guard is not None and self._loop is _eventloop.current_loop():
+        if guard is not None and self._loop is eventloop.current_loop():
             await guard.aclose()
         self.sender = self._loop = None
 

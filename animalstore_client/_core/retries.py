@@ -12,7 +12,7 @@ import random
 import time
 from collections.abc import Mapping
 
-from animalstore_client._wire import Answer, Failure, SendFailure
+from animalstore_client._core.wire import Answer, Failure, SendFailure
 
 __all__ = [
     "INITIAL_DELAY",

@@ -25,9 +25,9 @@ from cattrs.cols import is_mutable_sequence, list_structure_factory
 from cattrs.errors import ClassValidationError, IterableValidationError
 from cattrs.gen import make_dict_structure_fn, make_dict_unstructure_fn, override
 
-from animalstore_client._exceptions import AnimalStoreError
-from animalstore_client._safe_repr import tolerant_repr
-from animalstore_client._validation import INT64_MAX, INT64_MIN, is_boolean
+from animalstore_client._core.exceptions import AnimalStoreError
+from animalstore_client._core.safe_repr import tolerant_repr
+from animalstore_client._core.validation import INT64_MAX, INT64_MIN, is_boolean
 
 __all__ = ["WireFormatError", "enum_value", "plain_row", "structure", "unstructure", "wire_name"]
 

@@ -27,11 +27,11 @@ from typing import TYPE_CHECKING, Any, Protocol, TypeVar, cast
 
 import httpx
 
-from animalstore_client._safe_repr import tolerant_repr
-from animalstore_client._wire import response_view
+from animalstore_client._core.safe_repr import tolerant_repr
+from animalstore_client._core.wire import response_view
 
 if TYPE_CHECKING:
-    from animalstore_client._models import Error
+    from animalstore_client._core.models import Error
 
 __all__ = [
     "APIConnectionError",

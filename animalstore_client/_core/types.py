@@ -35,6 +35,7 @@ class NotGiven:
     _instance: NotGiven | None = None
 
     def __new__(cls) -> NotGiven:
+        """Return the one instance."""
         if cls._instance is None:
             cls._instance = super().__new__(cls)
         return cls._instance

@@ -12,7 +12,7 @@ from typing import Any
 
 import attrs
 
-from animalstore_client._converter import enum_value
+from animalstore_client._core.converter import enum_value
 
 __all__ = ["html_table"]
 

@@ -13,7 +13,7 @@ import unicodedata
 from collections.abc import Callable
 from typing import Any
 
-from animalstore_client._exceptions import (
+from animalstore_client._core.exceptions import (
     APIConnectionError,
     APIError,
     APIResponseValidationError,
@@ -21,7 +21,7 @@ from animalstore_client._exceptions import (
     APITimeoutError,
     ResponseTooLargeError,
 )
-from animalstore_client._models import Pet
+from animalstore_client._core.models import Pet
 
 __all__ = ["OUTPUT_FORMATS", "error_json", "print_error", "print_result"]
 

@@ -13,12 +13,12 @@ from typing import Any, Generic, TypeVar
 
 from attrs import define
 
-from animalstore_client._config import check_deadline, check_headers, check_timeout
-from animalstore_client._converter import enum_value, unstructure
-from animalstore_client._models import NewPet, Pet, PetList, PetStatus
-from animalstore_client._safe_repr import tolerant_repr
-from animalstore_client._types import NOT_GIVEN, NotGiven
-from animalstore_client._validation import check_enum, check_int, check_str, check_token
+from animalstore_client._core.config import check_deadline, check_headers, check_timeout
+from animalstore_client._core.converter import enum_value, unstructure
+from animalstore_client._core.models import NewPet, Pet, PetList, PetStatus
+from animalstore_client._core.safe_repr import tolerant_repr
+from animalstore_client._core.types import NOT_GIVEN, NotGiven
+from animalstore_client._core.validation import check_enum, check_int, check_str, check_token
 
 __all__ = ["Operation", "create_pet", "get_pet", "list_pets"]
 

@@ -7,9 +7,9 @@ from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 import httpx
 
-from animalstore_client._converter import WireFormatError, structure
-from animalstore_client._deprecation import deprecation_date, sunset_date
-from animalstore_client._exceptions import (
+from animalstore_client._core.converter import WireFormatError, structure
+from animalstore_client._core.deprecation import deprecation_date, sunset_date
+from animalstore_client._core.exceptions import (
     APIConnectionError,
     APIError,
     APIResponseValidationError,
@@ -19,9 +19,9 @@ from animalstore_client._exceptions import (
     from_source,
     status_error_class,
 )
-from animalstore_client._models import Error
-from animalstore_client._safe_repr import tolerant_repr
-from animalstore_client._wire import Answer, Failure, Request, SendFailure
+from animalstore_client._core.models import Error
+from animalstore_client._core.safe_repr import tolerant_repr
+from animalstore_client._core.wire import Answer, Failure, Request, SendFailure
 
 if TYPE_CHECKING:
     from datetime import datetime
@@ -64,11 +64,13 @@ class APIResponse(Generic[T]):
 
     Returned by ``client.with_raw_response.<method>(...)``; not meant to be built by users.
     Besides the status and headers, it exposes the service's deprecation signals:
-    ``deprecation`` and ``sunset``. On the aiohttp backend, ``http_response`` and ``headers``
-    are built when first read; ``status_code``, ``content`` and ``parse()`` never need them.
+    ``deprecation`` and ``sunset``. ``http_response`` is httpx's own response when httpx read
+    it in full; on every other backend (httpx2 and aiohttp included) and for a body read in
+    capped pieces, it is an ``httpx.Response`` built when first read, as is ``headers``;
+    ``status_code``, ``content`` and ``parse()`` never need them.
 
     Args:
-        http_response: the 2xx response, body read.
+        answer: the backend's answer.
         result_type: the type ``parse()`` structures the body into (``Pet``, ``list[Pet]``).
         retries_taken: how many retries it took to get this response.
 
@@ -78,27 +80,15 @@ class APIResponse(Generic[T]):
 
     __slots__ = ("_answer", "_parsed", "_result_type", "retries_taken")
 
-    def __init__(self, http_response: httpx.Response, result_type: Any, retries_taken: int) -> None:
-        from animalstore_client._httpx_backend import HttpxAnswer
-
-        self._init(HttpxAnswer(http_response), result_type, retries_taken)
-
-    def _init(self, answer: Answer, result_type: Any, retries_taken: int) -> None:
+    def __init__(self, answer: Answer, result_type: Any, retries_taken: int) -> None:
         self._answer = answer
         self.retries_taken: int = retries_taken
         self._result_type = result_type
         self._parsed: object = _UNPARSED
 
-    @classmethod
-    def _of(cls, answer: Answer, result_type: Any, retries_taken: int) -> APIResponse[Any]:
-        """Wrap a backend's answer (the SDK's own constructor)."""
-        wrapped: APIResponse[Any] = cls.__new__(cls)
-        wrapped._init(answer, result_type, retries_taken)
-        return wrapped
-
     @property
     def http_response(self) -> httpx.Response:
-        """The ``httpx.Response`` (on aiohttp, a view built when first read)."""
+        """The ``httpx.Response`` (on other backends, a view built when first read)."""
         return self._answer.http_response()
 
     @property

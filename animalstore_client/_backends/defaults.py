@@ -1,15 +1,17 @@
 """The HTTP clients the SDK sends with, built with its defaults, for ``http_client=``.
 
 Pass one to tweak a single setting and keep the rest of the SDK's defaults, or to send
-asynchronous calls through aiohttp::
+through httpx2 or aiohttp::
 
     Client(http_client=DefaultHttpxClient(verify="/etc/ssl/corporate.pem"))
+    Client(http_client=DefaultHttpx2Client())
     async with DefaultAioHttpClient() as http, AsyncClient(http_client=http) as client: ...
 
-None of them is given an explicit ``transport``, so the httpx ones read the proxy variables
-(``HTTP_PROXY``, ``HTTPS_PROXY``, ``ALL_PROXY``, ``NO_PROXY``) as a plain httpx client does;
-``DefaultAioHttpClient`` turns on aiohttp's ``trust_env`` when one of them is set (aiohttp
-ignores ``ALL_PROXY``).
+None of them is given an explicit ``transport``, so the httpx-family ones read the proxy
+variables (``HTTP_PROXY``, ``HTTPS_PROXY``, ``ALL_PROXY``, ``NO_PROXY``) as a plain client
+does; ``DefaultAioHttpClient`` turns on aiohttp's ``trust_env`` when one of them is set
+(aiohttp ignores ``ALL_PROXY``). httpx2 and aiohttp are imported only when their factory is
+called.
 """
 
 from __future__ import annotations
@@ -19,52 +21,80 @@ from typing import TYPE_CHECKING, Any
 
 import httpx
 
-from animalstore_client._config import DEFAULT_TIMEOUT
+from animalstore_client._core.config import DEFAULT_CONNECTION_LIMITS, DEFAULT_TIMEOUT
 
 if TYPE_CHECKING:
     import ssl
 
     import aiohttp
+    import httpx2
 
-    from animalstore_client._gate import ConnectionGate
+    from animalstore_client._backends.gate import ConnectionGate
 
 __all__ = [
-    "AIOHTTP_INSTALL_COMMAND",
-    "DEFAULT_CONNECTION_LIMITS",
+    "INSTALL_COMMANDS",
     "DefaultAioHttpClient",
+    "DefaultAsyncHttpx2Client",
     "DefaultAsyncHttpxClient",
+    "DefaultHttpx2Client",
     "DefaultHttpxClient",
+    "import_extra",
 ]
 
-#: Up to 100 connections, all of them kept open between calls for up to 5 s. httpx's own
-#: default keeps only 20 of its 100 open: after every burst it would close 80 connections and
-#: open them again for the next one.
-DEFAULT_CONNECTION_LIMITS = httpx.Limits(
-    max_connections=100, max_keepalive_connections=100, keepalive_expiry=5.0
-)
-#: Works wherever the SDK came from (the package is on no index): what the extra installs.
-AIOHTTP_INSTALL_COMMAND = "pip install 'aiohttp>=3.12'"
+#: What each optional library's extra installs, as a command that works wherever the SDK came
+#: from (the package is on no index).
+INSTALL_COMMANDS = {
+    "aiohttp": "pip install 'aiohttp>=3.12'",
+    "httpx2": "pip install 'httpx2>=2.16'",
+}
+
+
+def import_extra(name: str, needed_by: str) -> Any:
+    """Import the optional library ``name``; if it is missing, say how to install it.
+
+    Raises:
+        ImportError: it is not installed; the message gives the command that installs it.
+    """
+    import importlib
+
+    try:
+        return importlib.import_module(name)
+    except ImportError as exc:
+        raise ImportError(
+            f"{needed_by} needs {name} ({exc.name or exc} is missing): install the SDK's "
+            f"{name} extra, or {name} itself with: {INSTALL_COMMANDS[name]}",
+            name=exc.name,
+        ) from exc
 
 
 #: The default TLS context per (SSL_CERT_FILE, SSL_CERT_DIR): loading the CA bundle takes about
 #: 25 ms, which httpx pays for every client it builds. A context is safe to share.
-_ssl_contexts: dict[tuple[str | None, str | None], ssl.SSLContext] = {}
+_ssl_contexts: dict[tuple[str, str | None, str | None], ssl.SSLContext] = {}
 
 
-def _with_defaults(kwargs: dict[str, Any]) -> dict[str, Any]:
-    defaults: dict[str, Any] = {"timeout": DEFAULT_TIMEOUT, "limits": DEFAULT_CONNECTION_LIMITS}
+def _with_defaults(kwargs: dict[str, Any], lib: Any = httpx) -> dict[str, Any]:
+    limits = DEFAULT_CONNECTION_LIMITS
+    defaults: dict[str, Any] = {
+        "timeout": lib.Timeout(**DEFAULT_TIMEOUT.as_dict()),
+        "limits": lib.Limits(
+            max_connections=limits.max_connections,
+            max_keepalive_connections=limits.max_keepalive_connections,
+            keepalive_expiry=limits.keepalive_expiry,
+        ),
+    }
     if "verify" not in kwargs and "cert" not in kwargs:
-        defaults["verify"] = _default_ssl_context(kwargs.get("trust_env", True))
+        defaults["verify"] = _default_ssl_context(kwargs.get("trust_env", True), lib)
     return {**defaults, **kwargs}
 
 
-def _default_ssl_context(trust_env: object) -> ssl.SSLContext:
-    """Return what ``httpx.create_ssl_context()`` would, made once per set of variables."""
+def _default_ssl_context(trust_env: object, lib: Any) -> ssl.SSLContext:
+    """Return what the library's ``create_ssl_context()`` would, made once per variables."""
     environ = os.environ
     key = (environ.get("SSL_CERT_FILE"), environ.get("SSL_CERT_DIR")) if trust_env else (None, None)
-    context = _ssl_contexts.get(key)
+    cache_key = (lib.__name__, *key)
+    context = _ssl_contexts.get(cache_key)
     if context is None:
-        context = _ssl_contexts[key] = httpx.create_ssl_context(trust_env=bool(trust_env))
+        context = _ssl_contexts[cache_key] = lib.create_ssl_context(trust_env=bool(trust_env))
     return context
 
 
@@ -115,7 +145,7 @@ class DefaultAsyncHttpxClient(httpx.AsyncClient):
         self._gate: ConnectionGate | None = None
         # A given transport has its own pool, whose size the limits do not describe.
         if size is not None and "transport" not in options:
-            from animalstore_client._gate import ConnectionGate
+            from animalstore_client._backends.gate import ConnectionGate
 
             self._gate = ConnectionGate(size)
 
@@ -144,7 +174,7 @@ class DefaultAsyncHttpxClient(httpx.AsyncClient):
         if response.is_closed:  # read in full (stream=False)
             semaphore.release()
         else:  # streamed: the connection is busy until the response is closed
-            from animalstore_client._gate import HeldUntilClosed
+            from animalstore_client._backends.gate import HeldUntilClosed
 
             assert isinstance(response.stream, httpx.AsyncByteStream)
             response.stream = HeldUntilClosed(response.stream, semaphore)
@@ -189,12 +219,52 @@ def DefaultAioHttpClient(**kwargs: Any) -> aiohttp.ClientSession:
         RuntimeError: no asyncio event loop is running (or trio's is).
         TypeError: an argument ``aiohttp.ClientSession`` does not take.
     """
-    try:
-        from animalstore_client._aiohttp_backend import new_session
-    except ImportError as exc:
-        raise ImportError(
-            f"DefaultAioHttpClient needs aiohttp ({exc.name or exc} is missing): install the "
-            f"SDK's aiohttp extra, or aiohttp itself with: {AIOHTTP_INSTALL_COMMAND}",
-            name=exc.name,
-        ) from exc
+    import_extra("aiohttp", "DefaultAioHttpClient")
+    from animalstore_client._backends.aiohttp import new_session
+
     return new_session(**kwargs)
+
+
+def DefaultHttpx2Client(**kwargs: Any) -> httpx2.Client:
+    """Return an ``httpx2.Client`` with the SDK's defaults, for ``Client(http_client=...)``.
+
+    The defaults are those of ``DefaultHttpxClient``, as httpx2's own ``Timeout`` and
+    ``Limits``. It needs the ``httpx2`` extra (Python 3.11 and up). The caller closes it.
+
+    Args:
+        **kwargs: any ``httpx2.Client`` argument; each one given replaces the SDK's default.
+
+    Returns:
+        The client.
+
+    Raises:
+        ImportError: httpx2 is not installed; the message gives the command that installs it.
+        TypeError: an argument ``httpx2.Client`` does not take.
+    """
+    lib = import_extra("httpx2", "DefaultHttpx2Client")
+    client: httpx2.Client = lib.Client(**_with_defaults(kwargs, lib))
+    return client
+
+
+def DefaultAsyncHttpx2Client(**kwargs: Any) -> httpx2.AsyncClient:
+    """Return an ``httpx2.AsyncClient`` with the SDK's defaults, for ``AsyncClient``.
+
+    The defaults are those of ``DefaultHttpxClient``, as httpx2's own ``Timeout`` and
+    ``Limits``. Unlike ``DefaultAsyncHttpxClient`` it puts no gate before the pool: httpx2's
+    pool does not slow down with the length of its queue. It runs under asyncio and trio and
+    needs the ``httpx2`` extra (Python 3.11 and up). The caller closes it.
+
+    Args:
+        **kwargs: any ``httpx2.AsyncClient`` argument; each one given replaces the SDK's
+            default.
+
+    Returns:
+        The client.
+
+    Raises:
+        ImportError: httpx2 is not installed; the message gives the command that installs it.
+        TypeError: an argument ``httpx2.AsyncClient`` does not take.
+    """
+    lib = import_extra("httpx2", "DefaultAsyncHttpx2Client")
+    client: httpx2.AsyncClient = lib.AsyncClient(**_with_defaults(kwargs, lib))
+    return client

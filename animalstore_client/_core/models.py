@@ -13,8 +13,8 @@ from typing import Any
 from attrs import frozen
 from typing_extensions import Self
 
-from animalstore_client._converter import plain_row, structure, unstructure
-from animalstore_client._safe_repr import tolerant_repr
+from animalstore_client._core.converter import plain_row, structure, unstructure
+from animalstore_client._core.safe_repr import tolerant_repr
 
 __all__ = ["Error", "NewPet", "Pet", "PetList", "PetStatus"]
 
@@ -76,7 +76,7 @@ class _WireModel:
 
     def _repr_html_(self) -> str:
         """Jupyter's rich display: the model as a one-row HTML table."""
-        from animalstore_client._display import html_table  # html is imported at first display
+        from animalstore_client._core.display import html_table  # html is imported at first display
 
         return html_table([self])
 
@@ -127,7 +127,7 @@ class PetList(list[Pet]):
 
     def _repr_html_(self) -> str | None:
         """Jupyter's rich display: one HTML table, a row per pet; an empty list shows as ``[]``."""
-        from animalstore_client._display import html_table
+        from animalstore_client._core.display import html_table
 
         return html_table(self) if self else None
 

@@ -11,28 +11,17 @@ from __future__ import annotations
 
 import asyncio
 import contextvars
-import time
 from collections.abc import Sequence
-from datetime import timedelta
 from typing import Any
 
 import aiohttp
-import httpx
 from aiohttp.http_exceptions import ContentEncodingError
 
-from animalstore_client._eventloop import refuse_trio
-from animalstore_client._wire import (
-    Answer,
-    CappedBody,
-    Failure,
-    RecordedAnswer,
-    Request,
-    SendFailure,
-    fits,
-    too_large,
-)
+from animalstore_client._backends.eventloop import refuse_trio
+from animalstore_client._core.config import DEFAULT_CONNECTION_LIMITS, DEFAULT_TIMEOUT
+from animalstore_client._core.wire import Answer, BodyReader, Failure, Request, SendFailure
 
-__all__ = ["AiohttpAnswer", "AiohttpSender", "new_session"]
+__all__ = ["AiohttpSender", "new_session"]
 
 
 async def _next_turn() -> None:
@@ -92,7 +81,7 @@ def classify(exc: BaseException, request: Request) -> SendFailure:
         failure,
         detail,
         timeout=isinstance(exc, asyncio.TimeoutError),
-        request=request.redacted(),
+        view=request.view(),
     )
 
 
@@ -130,9 +119,6 @@ async def _attempt_once(
 def new_session(**kwargs: Any) -> aiohttp.ClientSession:
     """Return an ``aiohttp.ClientSession`` with the SDK's defaults; see ``DefaultAioHttpClient``."""
     refuse_trio("DefaultAioHttpClient")
-    from animalstore_client._config import DEFAULT_TIMEOUT
-    from animalstore_client._http_clients import DEFAULT_CONNECTION_LIMITS
-
     timeout = DEFAULT_TIMEOUT
     limits = DEFAULT_CONNECTION_LIMITS
     if "connector" not in kwargs:
@@ -157,68 +143,6 @@ def new_session(**kwargs: Any) -> aiohttp.ClientSession:
     return aiohttp.ClientSession(**kwargs)
 
 
-class AiohttpAnswer(Answer):
-    """What aiohttp read, as the core sees it; httpx views are built on demand.
-
-    Args:
-        request: the request it answers.
-        response: aiohttp's response (its status, reason and headers are kept).
-        content: the body, read in full and decoded.
-        elapsed: the time from sending the request to having read the body.
-    """
-
-    __slots__ = ("_elapsed", "_http_headers", "_reason", "_recorded", "_request", "raw")
-
-    def __init__(
-        self,
-        request: Request,
-        response: aiohttp.ClientResponse,
-        content: bytes,
-        elapsed: timedelta,
-    ) -> None:
-        self.status_code = response.status
-        self.headers = response.headers
-        self.content = content
-        self.raw = response.raw_headers
-        self._reason = response.reason or ""
-        self._request = request
-        self._elapsed = elapsed
-        self._http_headers: httpx.Headers | None = None
-        self._recorded: RecordedAnswer | None = None
-
-    def http_headers(self) -> httpx.Headers:
-        """Return the headers as received, as ``httpx.Headers``."""
-        if self._http_headers is None:
-            self._http_headers = httpx.Headers(list(self.raw))
-        return self._http_headers
-
-    def http_response(self) -> httpx.Response:
-        """Return an ``httpx.Response`` view, its request's ``Authorization`` redacted."""
-        return self.recorded().http_response()
-
-    def recorded(self) -> RecordedAnswer:
-        """Return the answer detached from the request, which holds the key."""
-        if self._recorded is None:
-            request = self._request
-            extensions: dict[str, Any] = {"http_version": b"HTTP/1.1"}
-            if self._reason:
-                extensions["reason_phrase"] = self._reason.encode("latin-1")
-            self._recorded = RecordedAnswer(
-                self.status_code,
-                self.headers,
-                self.content,
-                self.raw,
-                extensions,
-                request.redacted(),
-                self._elapsed,
-            )
-        return self._recorded
-
-    def reason_phrase(self) -> str:
-        """Return the reason phrase."""
-        return self._reason
-
-
 class AiohttpSender:
     """Sends with an ``aiohttp.ClientSession`` (asyncio only).
 
@@ -230,6 +154,11 @@ class AiohttpSender:
 
     def __init__(self, session: aiohttp.ClientSession) -> None:
         self.session = session
+
+    @property
+    def closed(self) -> bool:
+        """Whether the session was closed."""
+        return self.session.closed
 
     @staticmethod
     async def sleep(delay: float) -> None:
@@ -256,7 +185,6 @@ class AiohttpSender:
         # thread.)
         await _next_turn()
         timeout = request.timeout
-        started = time.perf_counter()
         marked = _sdk_call.set(True)
         try:
             async with self.session.request(
@@ -272,17 +200,17 @@ class AiohttpSender:
                     sock_read=timeout.get("read"),
                 ),
             ) as response:
-                # aiohttp checks a body against its Content-Length; a deadline is kept by
-                # cancelling the attempt.
-                if fits(response.headers, request.max_bytes):
+                reader = BodyReader(request, response.headers, request.view)
+                if reader.plain:
                     content = await response.read()
+                    if stop := reader.check(len(content)):
+                        return stop
                 else:
-                    body = CappedBody(request.max_bytes)
                     async for chunk in response.content.iter_any():
-                        if not body.add(chunk):
+                        if stop := reader.add(chunk):
                             response.close()  # not released: the rest must not be read
-                            return too_large(request, request.redacted())
-                    content = body.content()
+                            return stop
+                    content = reader.content()
         except _AttemptFailed as exc:
             return classify(exc.error, request)
         except (aiohttp.ClientError, asyncio.TimeoutError) as exc:
@@ -295,8 +223,15 @@ class AiohttpSender:
             if not self.session.closed:
                 raise
         else:
-            elapsed = timedelta(seconds=time.perf_counter() - started)
-            return AiohttpAnswer(request, response, content, elapsed)
+            return Answer(
+                response.status,
+                response.headers,
+                content,
+                response.raw_headers,
+                reason=response.reason or "",
+                http_version=b"HTTP/1.1",
+                view=request.view,
+            )
         finally:
             _sdk_call.reset(marked)
         # The session was closed meanwhile; raised here, outside aiohttp's frames, whose locals

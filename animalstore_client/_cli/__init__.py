@@ -17,9 +17,9 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import NoReturn
 
-from animalstore_client._cli_output import OUTPUT_FORMATS, print_error, print_result
+from animalstore_client._cli.output import OUTPUT_FORMATS, print_error, print_result
 from animalstore_client._client import Client
-from animalstore_client._config import (
+from animalstore_client._core.config import (
     API_KEY_VARIABLE,
     BASE_URL_VARIABLE,
     DEFAULT_MAX_RESPONSE_BYTES,
@@ -27,10 +27,10 @@ from animalstore_client._config import (
     DEFAULT_TIMEOUT,
     Environment,
 )
-from animalstore_client._exceptions import APIConnectionError, APIError
-from animalstore_client._logging import LOG_VARIABLE, configure_from_env
-from animalstore_client._models import Pet, PetStatus
-from animalstore_client._safe_repr import tolerant_repr
+from animalstore_client._core.exceptions import APIConnectionError, APIError
+from animalstore_client._core.logging import LOG_VARIABLE, configure_from_env
+from animalstore_client._core.models import Pet, PetStatus
+from animalstore_client._core.safe_repr import tolerant_repr
 from animalstore_client._version import __version__
 
 __all__ = ["EXIT_STATUSES", "main"]

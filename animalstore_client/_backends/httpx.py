@@ -1,0 +1,228 @@
+"""The httpx family backend: ``httpx`` and ``httpx2``, one API in two packages.
+
+A ``Family`` holds what differs between the two, the library module itself (its exception
+classes and ``URL``), so that one sender serves both. Every request goes through the client's
+own ``build_request`` and ``send``, so whatever is plugged into that client (event hooks, auth,
+mounts, transports, instrumentation, a patched ``send``) sees every call. The library's errors
+are classified here and then dropped: see ``_core.wire``.
+"""
+
+from __future__ import annotations
+
+import functools
+import sys
+from types import ModuleType
+from typing import Any
+
+import httpx
+
+from animalstore_client._backends.eventloop import sleep
+from animalstore_client._core.wire import (
+    Answer,
+    BodyReader,
+    Failure,
+    Request,
+    RequestView,
+    SendFailure,
+)
+
+__all__ = ["AsyncHttpxSender", "Family", "SyncHttpxSender", "family"]
+
+
+class Family:
+    """One library of the httpx family, and what the senders need of it.
+
+    Args:
+        lib: the library module (``httpx`` or ``httpx2``).
+    """
+
+    __slots__ = ("failures", "lib", "request_error", "timeout_error", "url")
+
+    def __init__(self, lib: ModuleType) -> None:
+        self.lib = lib
+        self.request_error: type[Exception] = lib.RequestError
+        self.timeout_error: type[Exception] = lib.TimeoutException
+        #: First match wins: subclasses before their bases. Any other error
+        #: (``DecodingError``, ``UnsupportedProtocol``, ``ProxyError`` ...) is fatal.
+        self.failures: tuple[tuple[type[Exception], Failure], ...] = (
+            (lib.ConnectError, Failure.NOT_SENT),
+            (lib.ConnectTimeout, Failure.NOT_SENT),
+            (lib.PoolTimeout, Failure.NOT_SENT),
+            (lib.TimeoutException, Failure.MAYBE_SENT),
+            (lib.NetworkError, Failure.MAYBE_SENT),
+            (lib.RemoteProtocolError, Failure.MAYBE_SENT),
+        )
+        # Parsing the URL and merging the query is a third of what httpx spends building a
+        # request; the calls an SDK makes use a handful of URLs.
+        self.url = functools.lru_cache(maxsize=256)(_url_parser(lib))
+
+    def build(self, http: Any, request: Request) -> Any:
+        """Build ``request`` with ``http``'s ``build_request``, so that its own defaults apply."""
+        url: object = request.url
+        params = request.params
+        if not http.params:  # a client's own params merge in httpx's order, the call's last
+            url = self.url(url, None if params is None else tuple(params.items()))
+            params = None
+        return http.build_request(
+            request.method,
+            url,
+            params=params,
+            headers=request.headers,
+            content=request.content,
+            extensions={"timeout": request.timeout},
+        )
+
+    def classify(self, exc: Exception, request: Request, built: Any) -> SendFailure:
+        """Return what an error of the library says about the attempt, without keeping it."""
+        failure = next((kind for cls, kind in self.failures if isinstance(exc, cls)), Failure.FATAL)
+        if failure is Failure.NOT_SENT and _hung_up_after_sending(exc):
+            failure = Failure.MAYBE_SENT
+        return SendFailure(
+            failure,
+            f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__,
+            timeout=isinstance(exc, self.timeout_error),
+            view=_view(request, built),
+        )
+
+    def answer(self, request: Request, built: Any, response: Any, content: bytes | None) -> Answer:
+        """Return the core's answer for ``response``; ``content`` is ``None`` when read plainly."""
+        view = functools.partial(_view, request, built)
+        native = response if content is None and isinstance(response, httpx.Response) else None
+        return Answer(
+            response.status_code,
+            response.headers,
+            response.content if content is None else content,
+            response.headers.raw,
+            reason=response.reason_phrase,
+            http_version=response.extensions.get("http_version", b"HTTP/1.1"),
+            view=view,
+            native=native,
+        )
+
+
+def _url_parser(lib: ModuleType) -> Any:
+    def parse(url: str, params: tuple[tuple[str, str | int], ...] | None) -> Any:
+        return lib.URL(url, params=params)
+
+    return parse
+
+
+@functools.cache
+def family(lib: ModuleType) -> Family:
+    """Return the ``Family`` of the library module ``lib``, made once."""
+    return Family(lib)
+
+
+def _view(request: Request, built: Any) -> RequestView:
+    """Return the request as the client built it (its headers merged in), as errors keep it."""
+    return RequestView(built.method, str(built.url), built.headers.multi_items(), request.timeout)
+
+
+def _hung_up_after_sending(exc: Exception) -> bool:
+    """Whether a "not sent" error really chains an aiohttp error raised after sending.
+
+    httpx-aiohttp's own client (``httpx_aiohttp.HttpxAiohttpClient``, an ``httpx.AsyncClient``
+    a user may pass in) raises ``ConnectTimeout`` for every aiohttp connection error, a
+    server that hung up after reading the request included; the aiohttp error it chains says
+    which it was. aiohttp is looked up, not imported: if it is not loaded, it raised nothing.
+    """
+    aiohttp = sys.modules.get("aiohttp")
+    cause = exc.__cause__
+    if aiohttp is None or not isinstance(cause, aiohttp.ClientError):
+        return False
+    return not isinstance(cause, (aiohttp.ClientConnectorError, aiohttp.ConnectionTimeoutError))
+
+
+class SyncHttpxSender:
+    """Sends with an ``httpx.Client`` or an ``httpx2.Client``.
+
+    Args:
+        http: the client.
+        family: its library.
+    """
+
+    __slots__ = ("family", "http")
+
+    def __init__(self, http: Any, family: Family) -> None:
+        self.http = http
+        self.family = family
+
+    @property
+    def closed(self) -> bool:
+        """Whether the client was closed."""
+        return bool(self.http.is_closed)
+
+    def send(self, request: Request) -> Answer | SendFailure:
+        """Send one attempt and read its answer in full, through a ``BodyReader``.
+
+        Returns:
+            The answer, or the classified failure.
+        """
+        family = self.family
+        built = family.build(self.http, request)
+        try:
+            response = self.http.send(built, stream=True)
+            try:
+                reader = BodyReader(request, response.headers, lambda: _view(request, built))
+                if reader.plain:
+                    response.read()
+                    return reader.check(len(response.content)) or family.answer(
+                        request, built, response, None
+                    )
+                for chunk in response.iter_bytes():
+                    if stop := reader.add(chunk):
+                        return stop
+            finally:
+                response.close()  # mid-body, httpcore drops the connection rather than reuse it
+        except family.request_error as exc:
+            return family.classify(exc, request, built)
+        return family.answer(request, built, response, reader.content())
+
+
+class AsyncHttpxSender:
+    """Sends with an ``httpx.AsyncClient`` or an ``httpx2.AsyncClient``, on asyncio or trio.
+
+    Args:
+        http: the client.
+        family: its library.
+    """
+
+    __slots__ = ("family", "http")
+
+    #: Waits between attempts the running library's way.
+    sleep = staticmethod(sleep)
+
+    def __init__(self, http: Any, family: Family) -> None:
+        self.http = http
+        self.family = family
+
+    @property
+    def closed(self) -> bool:
+        """Whether the client was closed."""
+        return bool(self.http.is_closed)
+
+    async def send(self, request: Request) -> Answer | SendFailure:
+        """Send one attempt and read its answer in full, through a ``BodyReader``.
+
+        Returns:
+            The answer, or the classified failure.
+        """
+        family = self.family
+        built = family.build(self.http, request)
+        try:
+            response = await self.http.send(built, stream=True)
+            try:
+                reader = BodyReader(request, response.headers, lambda: _view(request, built))
+                if reader.plain:
+                    await response.aread()
+                    return reader.check(len(response.content)) or family.answer(
+                        request, built, response, None
+                    )
+                async for chunk in response.aiter_bytes():
+                    if stop := reader.add(chunk):
+                        return stop
+            finally:
+                await response.aclose()
+        except family.request_error as exc:
+            return family.classify(exc, request, built)
+        return family.answer(request, built, response, reader.content())

@@ -1,0 +1,460 @@
+"""What the core hands a backend and takes back: a plain request, an answer, a failure.
+
+The core (``call``) builds a ``Request`` and never sends it. A backend sends it with its HTTP
+library's public API, reads the body through a ``BodyReader`` (which alone decides the size
+cap and the deadline while reading), and returns an ``Answer`` or a ``SendFailure`` (no usable
+answer, classified as "not sent", "maybe sent" or "fatal"). Neither holds the library's
+exception: an error's traceback and locals can hold the request's headers, the API key
+included, and what the SDK raises must not reach them.
+
+The ``httpx`` objects the public API exposes (``APIResponse.http_response``,
+``APIError.request``, ``APIStatusError.response``) are views, built with httpx's public
+constructors when first read, from a ``RequestView``: the one place where the key is
+redacted. Only a response that httpx itself read in full is handed out as it is.
+"""
+
+from __future__ import annotations
+
+import copy as copy_module
+import enum
+import time
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
+from datetime import timedelta
+from typing import Protocol
+
+import httpx
+
+from animalstore_client._core.safe_repr import tolerant_repr
+
+__all__ = [
+    "REDACTED",
+    "Answer",
+    "AsyncSender",
+    "BodyReader",
+    "Failure",
+    "Request",
+    "RequestView",
+    "SendFailure",
+    "SyncSender",
+    "response_view",
+]
+
+#: What stands for the ``Authorization`` value in every request view an exception carries.
+REDACTED = "[redacted]"
+
+
+@tolerant_repr
+class Request:
+    """One attempt's request: method, absolute URL, query, headers, body, timeouts.
+
+    Its ``repr`` shows the method and URL only: it sits in the core's frames, which a
+    traceback formatted with captured locals prints.
+
+    Attributes:
+        method: the HTTP method.
+        url: the absolute URL, without the query.
+        params: the query parameters, or ``None`` for none; given to the library apart from
+            the URL, so that an httpx client's own ``params`` merge with them.
+        headers: the headers to send, the API key's ``Authorization`` included.
+        content: the body, or ``None`` for none.
+        timeout: seconds per phase (``connect``, ``read``, ``write``, ``pool``; ``None``: no
+            limit), as httpx's ``timeout`` request extension.
+        max_bytes: the most bytes the answer's decoded body may hold; ``None`` for no limit.
+        deadline: the call's deadline in seconds, for messages; ``None`` for none.
+        ends: when the deadline passes, on ``time.monotonic()``'s clock; ``None`` for never.
+    """
+
+    __slots__ = (
+        "content",
+        "deadline",
+        "ends",
+        "headers",
+        "max_bytes",
+        "method",
+        "params",
+        "timeout",
+        "url",
+    )
+
+    def __init__(
+        self,
+        method: str,
+        url: str,
+        params: dict[str, str | int] | None,
+        headers: dict[str, str],
+        content: bytes | None,
+        timeout: dict[str, float | None],
+        max_bytes: int | None = None,
+        deadline: float | None = None,
+        ends: float | None = None,
+    ) -> None:
+        self.method = method
+        self.url = url
+        self.params = params
+        self.headers = headers
+        self.content = content
+        self.timeout = timeout
+        self.max_bytes = max_bytes
+        self.deadline = deadline
+        self.ends = ends
+
+    @property
+    def full_url(self) -> str:
+        """The URL with its query, for messages and logs."""
+        if not self.params:
+            return self.url
+        from urllib.parse import urlencode
+
+        return f"{self.url}?{urlencode(self.params)}"
+
+    def with_timeout(self, timeout: dict[str, float | None]) -> Request:
+        """Return a copy of the request with other timeouts."""
+        copy = copy_module.copy(self)
+        copy.timeout = timeout
+        return copy
+
+    def view(self) -> RequestView:
+        """Return what an exception may keep of this request (``Authorization`` redacted)."""
+        return RequestView(self.method, self.full_url, self.headers.items(), self.timeout)
+
+    def __repr__(self) -> str:
+        return f"<Request {self.method} {self.full_url}>"
+
+
+class RequestView:
+    """A request as errors and response views show it: the ``Authorization`` value redacted.
+
+    Args:
+        method: the HTTP method.
+        url: the URL, with its query.
+        headers: the headers as sent; the ``Authorization`` value is replaced here.
+        timeout: the attempt's timeouts, kept as the ``timeout`` extension.
+    """
+
+    __slots__ = ("_built", "headers", "method", "timeout", "url")
+
+    def __init__(
+        self,
+        method: str,
+        url: str,
+        headers: Iterable[tuple[str, str]],
+        timeout: Mapping[str, float | None],
+    ) -> None:
+        self.method = method
+        self.url = url
+        self.headers = [
+            (name, REDACTED if name.lower() == "authorization" else value)
+            for name, value in headers
+        ]
+        self.timeout = dict(timeout)
+        self._built: httpx.Request | None = None
+
+    def request_view(self) -> httpx.Request:
+        """Return the view as a body-less ``httpx.Request``, built on first use."""
+        if self._built is None:
+            self._built = httpx.Request(
+                self.method, self.url, headers=self.headers, extensions={"timeout": self.timeout}
+            )
+        return self._built
+
+
+class Failure(enum.Enum):
+    """How far a failed attempt got, which decides whether it may be sent again."""
+
+    #: Not a byte of the request left (no connection, no pool slot): safe to retry any call.
+    NOT_SENT = "not sent"
+    #: The request may have reached the service (timeout, hang-up, broken answer): only an
+    #: idempotent call may be retried.
+    MAYBE_SENT = "maybe sent"
+    #: Retrying cannot help (an unsupported URL, a proxy refusal, an undecodable body, the
+    #: call's deadline).
+    FATAL = "fatal"
+    #: The body grew past ``Request.max_bytes``; reading stopped there. Never retried: the
+    #: same answer would come again.
+    TOO_LARGE = "too large"
+
+
+@tolerant_repr
+class SendFailure:
+    """An attempt that got no usable answer, as a backend classified it.
+
+    Args:
+        failure: how far the attempt got.
+        detail: the library's error in one line (its class name and message), which never
+            holds a header.
+        timeout: whether a timeout ended it.
+        view: the request, as an exception may keep it.
+    """
+
+    __slots__ = ("_view", "detail", "failure", "timeout")
+
+    def __init__(self, failure: Failure, detail: str, *, timeout: bool, view: RequestView) -> None:
+        self.failure = failure
+        self.detail = " ".join(detail.split())  # parsers' messages span lines
+        self.timeout = timeout
+        self._view = view
+
+    @property
+    def cause(self) -> str:
+        """The library's error class name alone (``ConnectError``), for a one-line account."""
+        return self.detail.partition(":")[0]
+
+    def request_view(self) -> httpx.Request:
+        """Return the request as an ``httpx.Request``, ``Authorization`` redacted."""
+        return self._view.request_view()
+
+    def __repr__(self) -> str:
+        return f"<SendFailure {self.failure.value}: {self.detail}>"
+
+
+def deadline_passed(request: Request, view: RequestView) -> SendFailure:
+    """Return the outcome of an attempt that the call's deadline cut off: never retried."""
+    return SendFailure(
+        Failure.FATAL,
+        f"deadline={request.deadline:g} s passed before the call was done",
+        timeout=True,
+        view=view,
+    )
+
+
+@tolerant_repr
+class Answer:
+    """A response received in full: status, headers and body, with httpx views on demand.
+
+    Args:
+        status_code: the HTTP status code.
+        headers: the headers, looked up case-insensitively.
+        content: the body, decoded from its ``Content-Encoding``.
+        raw_headers: the headers as received, as bytes pairs (a value may be any byte).
+        reason: the status line's reason phrase (``""`` when none was sent).
+        http_version: the protocol, as httpx names it (``b"HTTP/1.1"``).
+        view: returns the request as an exception may keep it; called only when needed.
+        native: the library's own ``httpx.Response``, read in full, if it is one; handed out
+            as ``http_response`` (never kept by an exception: its request holds the key).
+
+    Attributes:
+        elapsed: the time from sending the request to having read the body (set by the core).
+    """
+
+    __slots__ = (
+        "_http_version",
+        "_native",
+        "_raw_headers",
+        "_reason",
+        "_response",
+        "_view",
+        "content",
+        "elapsed",
+        "headers",
+        "status_code",
+    )
+
+    def __init__(
+        self,
+        status_code: int,
+        headers: Mapping[str, str],
+        content: bytes,
+        raw_headers: Sequence[tuple[bytes, bytes]],
+        *,
+        reason: str,
+        http_version: bytes,
+        view: Callable[[], RequestView],
+        native: httpx.Response | None = None,
+    ) -> None:
+        self.status_code = status_code
+        self.headers = headers
+        self.content = content
+        self._raw_headers = raw_headers
+        self._reason = reason
+        self._http_version = http_version
+        self._view = view
+        self._native = native
+        self._response: httpx.Response | None = native
+        self.elapsed: timedelta | None = None
+
+    def http_headers(self) -> httpx.Headers:
+        """Return the headers as received, as ``httpx.Headers``."""
+        return self.http_response().headers
+
+    def http_response(self) -> httpx.Response:
+        """Return the answer as an ``httpx.Response`` (read), built on first use."""
+        if self._response is None:
+            extensions: dict[str, object] = {"http_version": self._http_version}
+            if self._reason:
+                # As a status line carries it: bytes, which may be any byte of Latin-1.
+                extensions["reason_phrase"] = self._reason.encode("latin-1", "replace")
+            self._response = response_view(
+                self.status_code,
+                self._raw_headers,
+                self.content,
+                self._view().request_view(),
+                extensions,
+            )
+            if self.elapsed is not None:
+                self._response.elapsed = self.elapsed
+        return self._response
+
+    def request_view(self) -> httpx.Request:
+        """Return the request it answers, ``Authorization`` redacted."""
+        return self._view().request_view()
+
+    def recorded(self) -> Answer:
+        """Return the answer as an exception may keep it: no object that holds the key.
+
+        The request itself (its headers) and the library's response (its request's) are left
+        behind; what remains is a ``RequestView``.
+        """
+        view = self._view()
+        recorded = Answer(
+            self.status_code,
+            self.headers,
+            self.content,
+            self._raw_headers,
+            reason=self._reason,
+            http_version=self._http_version,
+            view=lambda: view,
+        )
+        recorded.elapsed = self.elapsed
+        return recorded
+
+    def reason_phrase(self) -> str:
+        """Return the status line's reason phrase (``""`` when none was sent)."""
+        return self._reason
+
+    def __repr__(self) -> str:
+        return f"<Answer {self.status_code}>"
+
+
+def fits(headers: Mapping[str, str], cap: int | None) -> bool:
+    """Whether a body is sure to stay within ``cap`` before a byte of it is read.
+
+    So it is when it is neither encoded nor chunked and its ``Content-Length`` is within the
+    cap: the HTTP libraries then read exactly that length (h11 fails on a longer body; with
+    ``Transfer-Encoding`` it would follow the chunks and ignore the length).
+    """
+    if cap is None:
+        return True
+    if "content-encoding" in headers or "transfer-encoding" in headers:
+        return False
+    length = headers.get("content-length", "")
+    return length.isascii() and length.isdigit() and int(length) <= cap
+
+
+class BodyReader:
+    """Reads an answer's body for a backend: the one place that applies the cap and deadline.
+
+    A body that surely fits (``fits``), in a call without a deadline, is read the library's
+    plain way (``plain``), which is what the common answer costs; the backend then hands the
+    body to ``check``. Any other is read in the pieces the library hands out, each given to
+    ``add``, so that a huge answer or a decompression bomb costs about the cap in memory, and
+    a body dripping past the deadline stops at the next piece, even in an attempt its caller
+    gave up on.
+
+    Args:
+        request: the request being answered.
+        headers: the answer's headers.
+        view: returns the request as an exception may keep it.
+    """
+
+    __slots__ = ("_parts", "_request", "_size", "_view", "plain")
+
+    def __init__(
+        self, request: Request, headers: Mapping[str, str], view: Callable[[], RequestView]
+    ) -> None:
+        self._request = request
+        self._view = view
+        self._parts: list[bytes] = []
+        self._size = 0
+        #: Whether to read the body the library's plain way.
+        self.plain = request.ends is None and fits(headers, request.max_bytes)
+
+    def add(self, chunk: bytes) -> SendFailure | None:
+        """Keep the next piece of the body; return why reading must stop, if it must."""
+        self._size += len(chunk)
+        self._parts.append(chunk)
+        return self.check(self._size)
+
+    def check(self, size: int) -> SendFailure | None:
+        """Return why a body of ``size`` bytes so far is refused (cap, deadline), if it is.
+
+        A transport that does not frame bodies by their headers (a mock, an ASGI app) may hand
+        over more than ``Content-Length`` said: a plain read is checked too.
+        """
+        request = self._request
+        if request.max_bytes is not None and size > request.max_bytes:
+            self._parts.clear()
+            return SendFailure(
+                Failure.TOO_LARGE,
+                f"the response body is larger than max_response_bytes={request.max_bytes}; "
+                "reading stopped there",
+                timeout=False,
+                view=self._view(),
+            )
+        if request.ends is not None and time.monotonic() >= request.ends:
+            return deadline_passed(request, self._view())
+        return None
+
+    def content(self) -> bytes:
+        """Return the body read so far."""
+        return b"".join(self._parts)
+
+
+class SyncSender(Protocol):
+    """What a sync backend offers the client: send one attempt."""
+
+    @property
+    def closed(self) -> bool:
+        """Whether the library's client was closed."""
+        ...
+
+    def send(self, request: Request) -> Answer | SendFailure:
+        """Send one attempt and read its answer in full, through a ``BodyReader``."""
+        ...
+
+
+class AsyncSender(Protocol):
+    """What an async backend offers the client: send one attempt, and sleep between two."""
+
+    @property
+    def closed(self) -> bool:
+        """Whether the library's client was closed."""
+        ...
+
+    def send(self, request: Request) -> Awaitable[Answer | SendFailure]:
+        """Send one attempt and read its answer in full, through a ``BodyReader``."""
+        ...
+
+    def sleep(self, delay: float) -> Awaitable[None]:
+        """Wait ``delay`` seconds the running event loop's way."""
+        ...
+
+
+def response_view(
+    status_code: int,
+    headers: Iterable[tuple[bytes, bytes]],
+    content: bytes,
+    request: httpx.Request,
+    extensions: dict[str, object],
+) -> httpx.Response:
+    """Return a read ``httpx.Response`` built from an answer whose body is already decoded.
+
+    ``Content-Encoding`` and ``Content-Length`` describe the body as it travelled, not the
+    decoded one: httpx would decode it a second time, so both are left out when an encoding
+    was applied.
+
+    Args:
+        status_code: the status code.
+        headers: the headers as received, as bytes (httpx would encode ``str`` as ASCII).
+        content: the decoded body.
+        request: the request it answers.
+        extensions: the response extensions (``http_version``, ``reason_phrase``).
+
+    Returns:
+        The response, read.
+    """
+    pairs = list(headers)
+    if any(name.lower() == b"content-encoding" for name, _ in pairs):
+        pairs = [p for p in pairs if p[0].lower() not in (b"content-encoding", b"content-length")]
+    return httpx.Response(
+        status_code, headers=pairs, content=content, request=request, extensions=extensions
+    )
