@@ -27,6 +27,7 @@ from animalstore_client import (
     APITimeoutError,
     AuthenticationError,
     BadRequestError,
+    Client,
     Error,
     InternalServerError,
     NewPet,
@@ -232,3 +233,45 @@ def test_an_sdk_error_raised_in_a_process_pool_worker_arrives_as_itself(
     assert (error.request.method, str(error.request.url)) == ("GET", f"{base_url}/pets")
     assert type(unreachable.value) is APIConnectionError
     assert str(unreachable.value).startswith("GET http://127.0.0.1:9/v1/pets failed: ")
+
+
+@pytest.mark.parametrize("library", ["httpx", "httpx2"])
+def test_errors_raised_over_sockets_on_either_httpx_library_pickle_without_the_key(
+    library: str,
+) -> None:
+    from tests.reliability.conftest import NO_HTTPX2, free_port
+    from tests.reliability.faultserver import FaultServer, Reply
+
+    if library == "httpx2" and NO_HTTPX2 is not None:
+        pytest.skip(NO_HTTPX2)
+    module = __import__(library)
+    errors: list[AnimalStoreError] = []
+    with FaultServer() as server:
+        server.script(
+            Reply(404, json=error_body(404)), Reply(200, json={"id": "7"}), Reply(200, body=b"{")
+        )
+        with (
+            module.Client() as http,
+            Client(api_key=KEY, base_url=server.base_url, http_client=http) as client,
+        ):
+            for _ in range(3):
+                with pytest.raises(AnimalStoreError) as caught:
+                    client.create_pet(name="Rex", category_id=3)
+                errors.append(caught.value)
+            refused = Client(
+                api_key=KEY, base_url=f"http://127.0.0.1:{free_port()}/v1", http_client=http
+            )
+            with pytest.raises(APIConnectionError) as caught:
+                refused.list_pets()
+            errors.append(caught.value)
+    assert [type(e) for e in errors] == [
+        NotFoundError,
+        APIResponseValidationError,
+        APIResponseValidationError,
+        APIConnectionError,
+    ]
+    for error in errors:
+        for protocol in PROTOCOLS:
+            data = pickle.dumps(error, protocol)
+            assert KEY.encode() not in data
+            assert observable(pickle.loads(data)) == observable(error)

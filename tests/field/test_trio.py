@@ -1,6 +1,6 @@
-"""AsyncClient under trio (``trio.run`` and anyio's trio backend) on its httpx backend, over
-real sockets: calls, retries and their waits, the connection gate; and aiohttp, which needs
-asyncio, refused with a clear error.
+"""AsyncClient under trio (``trio.run`` and anyio's trio backend) on its httpx backend, and on
+httpx2's, over real sockets: calls, retries and their waits, the deadline, the connection gate;
+and aiohttp, which needs asyncio, refused with a clear error.
 """
 
 from __future__ import annotations
@@ -21,9 +21,24 @@ from animalstore_client import (
     Pet,
 )
 from animalstore_client.testing import FakeAnimalStore
+from tests.reliability.conftest import NO_HTTPX2
 from tests.reliability.faultserver import Action, FaultServer, Hangup, Reply
 
 KEY = "sk-trio-SECRET-1c2d"
+#: The async backends that run under trio: the SDK's own pool (httpx), and a user's httpx2.
+TRIO_BACKENDS = [
+    "httpx",
+    pytest.param("httpx2", marks=pytest.mark.skipif(NO_HTTPX2 is not None, reason=str(NO_HTTPX2))),
+]
+
+
+def http_client(backend: str) -> Any:
+    """``None`` for the SDK's own pool, or a user's ``httpx2.AsyncClient``; made in the loop."""
+    if backend == "httpx":
+        return None
+    from animalstore_client import DefaultAsyncHttpx2Client
+
+    return DefaultAsyncHttpx2Client()
 
 
 def test_the_sdks_own_pool_works_under_trio_run() -> None:
@@ -54,8 +69,9 @@ def test_a_client_used_in_one_trio_run_after_another_opens_a_pool_in_each() -> N
         trio.run(client.aclose)
 
 
+@pytest.mark.parametrize("http", TRIO_BACKENDS)
 @pytest.mark.parametrize("backend", ["asyncio", "trio"])
-def test_retries_wait_the_running_librarys_way(backend: str) -> None:
+def test_retries_wait_the_running_librarys_way(backend: str, http: str) -> None:
     with FaultServer() as server:
         server.script(
             Reply(
@@ -67,10 +83,15 @@ def test_retries_wait_the_running_librarys_way(backend: str) -> None:
         )
 
         async def main() -> tuple[list[Pet], float]:
-            async with AsyncClient(api_key=KEY, base_url=server.base_url) as client:
+            own = http_client(http)
+            async with AsyncClient(
+                api_key=KEY, base_url=server.base_url, http_client=own
+            ) as client:
                 started = anyio.current_time()
                 pets = await client.list_pets()
-                return pets, anyio.current_time() - started
+            if own is not None:
+                await own.aclose()
+            return pets, anyio.current_time() - started
 
         pets, took = anyio.run(main, backend=backend)
 
@@ -174,21 +195,26 @@ def test_aiohttp_under_trio_is_refused_saying_why() -> None:
     )
 
 
+@pytest.mark.parametrize("http", TRIO_BACKENDS)
 @pytest.mark.parametrize("mode", ["headers", "silent"])
-def test_the_deadline_cuts_a_call_off_under_trio(mode: str) -> None:
+def test_the_deadline_cuts_a_call_off_under_trio(mode: str, http: str) -> None:
     from tests.reliability.test_bounded_cost import DripServer
 
     server = DripServer(mode)
 
     async def main() -> tuple[type[BaseException], float]:
+        own = http_client(http)
         async with AsyncClient(
-            api_key=KEY, base_url=server.base_url, timeout=5.0, deadline=0.5
+            api_key=KEY, base_url=server.base_url, timeout=5.0, deadline=0.5, http_client=own
         ) as client:
             started = trio.current_time()
             try:
                 await client.list_pets()
             except Exception as exc:
                 return type(exc), trio.current_time() - started
+            finally:
+                if own is not None:
+                    await own.aclose()
             raise AssertionError("the call returned")
 
     try:

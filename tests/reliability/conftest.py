@@ -1,24 +1,33 @@
 """Fixtures for the reliability tests: fault servers, and clients of every kind over real sockets.
 
-Every test that takes ``make_client`` (or ``kind``) runs three times: with a ``Client``, with
-an ``AsyncClient`` on its default (httpx) backend, and with an ``AsyncClient`` on aiohttp
-(``http_client=DefaultAioHttpClient()``, made in the test's loop). Coroutines run on one
-event loop per test, closed (async generators and the default executor included) after the
-clients.
+Every test that takes ``make_client`` (or ``kind``) runs once per backend: a ``Client`` and an
+``AsyncClient`` on their default (httpx) backend, an ``AsyncClient`` on aiohttp
+(``http_client=DefaultAioHttpClient()``, made in the test's loop), and a ``Client`` and an
+``AsyncClient`` on httpx2 (``DefaultHttpx2Client()``, ``DefaultAsyncHttpx2Client()``; skipped,
+with the reason, where httpx2 cannot be installed: Python 3.10). Coroutines run on one event
+loop per test, closed (async generators and the default executor included) after the clients.
 """
 
 from __future__ import annotations
 
 import asyncio
+import importlib.util
 import json
 import socket
+import sys
 from collections.abc import Callable, Iterator
 from typing import Any
 
 import httpx
 import pytest
 
-from animalstore_client import AsyncClient, Client, DefaultAioHttpClient
+from animalstore_client import (
+    AsyncClient,
+    Client,
+    DefaultAioHttpClient,
+    DefaultAsyncHttpx2Client,
+    DefaultHttpx2Client,
+)
 from tests.conftest import Api as SharedApi
 from tests.reliability.faultserver import FaultServer
 
@@ -33,6 +42,18 @@ VALID_ARGUMENTS: dict[str, tuple[tuple[Any, ...], dict[str, Any]]] = {
 }
 #: A per-attempt timeout that bounds every test should a fault hang a call.
 TEST_TIMEOUT = 5.0
+#: The kinds whose SDK client is a ``Client``; every other kind's is an ``AsyncClient``.
+SYNC_KINDS = ("sync", "httpx2-sync")
+#: The kinds on the httpx family's async clients (httpx, httpx2).
+HTTPX_ASYNC_KINDS = ("async", "httpx2-async")
+#: Why the httpx2 kinds are skipped, if they are.
+NO_HTTPX2 = (
+    "httpx2 needs Python 3.11 or newer"
+    if sys.version_info < (3, 11)
+    else "httpx2 is not installed (the SDK's httpx2 extra)"
+    if importlib.util.find_spec("httpx2") is None
+    else None
+)
 
 
 def error_body(status: int, code: str = "failed", message: str | None = None) -> dict[str, Any]:
@@ -130,10 +151,22 @@ def aloop() -> Iterator[asyncio.AbstractEventLoop]:
     event_loop.close()
 
 
-@pytest.fixture(params=["sync", "async", "aiohttp"])
+@pytest.fixture(
+    params=[
+        "sync",
+        "async",
+        "aiohttp",
+        pytest.param(
+            "httpx2-sync", marks=pytest.mark.skipif(NO_HTTPX2 is not None, reason=str(NO_HTTPX2))
+        ),
+        pytest.param(
+            "httpx2-async", marks=pytest.mark.skipif(NO_HTTPX2 is not None, reason=str(NO_HTTPX2))
+        ),
+    ]
+)
 def kind(request: pytest.FixtureRequest) -> str:
-    """``"sync"``, ``"async"`` or ``"aiohttp"``: the test runs once with each client class,
-    and the async one once with each backend."""
+    """The backend a test runs on: ``"sync"``, ``"async"`` (httpx), ``"aiohttp"``,
+    ``"httpx2-sync"`` or ``"httpx2-async"``; ``SYNC_KINDS`` are those of a ``Client``."""
     param: str = request.param
     return param
 
@@ -150,7 +183,29 @@ def new_http_client(
         return httpx.Client(**options)
     if kind == "async":
         return httpx.AsyncClient(**options)
+    if kind == "httpx2-sync":
+        return DefaultHttpx2Client(**options)
+    if kind == "httpx2-async":
+        return DefaultAsyncHttpx2Client(**options)
     return aiohttp_session(loop or asyncio.new_event_loop(), **options)
+
+
+def own_http_client(kind: str) -> Any:
+    """The ``http_client`` a test of ``kind`` passes (``None`` on the default backends).
+
+    Call it inside a coroutine for ``"aiohttp"``, where aiohttp binds the session.
+    """
+    return {
+        "aiohttp": DefaultAioHttpClient,
+        "httpx2-sync": DefaultHttpx2Client,
+        "httpx2-async": DefaultAsyncHttpx2Client,
+    }.get(kind, lambda: None)()
+
+
+async def aclose_http_client(http: Any) -> None:
+    """Close what ``own_http_client`` gave an async test, if anything."""
+    if http is not None:
+        await (http.aclose() if hasattr(http, "aclose") else http.close())
 
 
 def aiohttp_session(loop: asyncio.AbstractEventLoop, **options: Any) -> Any:
@@ -164,12 +219,9 @@ def aiohttp_session(loop: asyncio.AbstractEventLoop, **options: Any) -> Any:
 
 def close_in(loop: asyncio.AbstractEventLoop, http: Any) -> None:
     """Close a user's ``http_client`` of any kind, on ``loop`` for the async ones."""
-    if isinstance(http, httpx.Client):
-        http.close()
-    elif isinstance(http, httpx.AsyncClient):
-        loop.run_until_complete(http.aclose())
-    else:
-        loop.run_until_complete(http.close())
+    closed = http.aclose() if hasattr(http, "aclose") else http.close()
+    if closed is not None:
+        loop.run_until_complete(closed)
 
 
 @pytest.fixture
@@ -187,12 +239,12 @@ def make_client(kind: str, aloop: asyncio.AbstractEventLoop) -> Iterator[Callabl
             base_url = base_url.base_url
         options.setdefault("api_key", API_KEY)
         options.setdefault("timeout", TEST_TIMEOUT)
-        if kind == "aiohttp" and "http_client" not in options:
-            options["http_client"] = aiohttp_session(aloop)
+        if kind not in ("sync", "async") and "http_client" not in options:
+            options["http_client"] = new_http_client(kind, aloop)
             backends.append(options["http_client"])
         client = (
             Client(**options, base_url=base_url)
-            if kind == "sync"
+            if kind in SYNC_KINDS
             else AsyncClient(**options, base_url=base_url)
         )
         api = Api(client, aloop, kind)

@@ -8,6 +8,7 @@ so that its peak memory is the call's own, not the test session's.
 
 from __future__ import annotations
 
+import os
 import socket
 import subprocess
 import sys
@@ -164,22 +165,22 @@ def test_the_connection_is_dropped_after_a_body_past_the_cap(
 
 BOMB_SCRIPT = r"""
 import asyncio, sys
-from animalstore_client import AsyncClient, Client, DefaultAioHttpClient, ResponseTooLargeError
+from animalstore_client import AsyncClient, Client, ResponseTooLargeError
+from tests.reliability.conftest import SYNC_KINDS, aclose_http_client, own_http_client
 
 kind, base_url = sys.argv[1], sys.argv[2]
 
 async def run_async():
-    http = DefaultAioHttpClient() if kind == "aiohttp" else None
+    http = own_http_client(kind)
     async with AsyncClient(api_key="k", base_url=base_url, http_client=http) as client:
         try:
             await client.list_pets()
         finally:
-            if http is not None:
-                await http.close()
+            await aclose_http_client(http)
 
 try:
-    if kind == "sync":
-        with Client(api_key="k", base_url=base_url) as client:
+    if kind in SYNC_KINDS:
+        with Client(api_key="k", base_url=base_url, http_client=own_http_client(kind)) as client:
             client.list_pets()
     else:
         asyncio.run(run_async())
@@ -219,6 +220,7 @@ def test_a_gzip_bomb_costs_about_the_cap(
         text=True,
         timeout=120,
         check=False,
+        env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])},
     )
 
     assert done.returncode == 0, done.stderr

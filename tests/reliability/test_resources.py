@@ -14,12 +14,20 @@ import time
 import warnings
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from animalstore_client import AsyncClient, Client, DefaultAioHttpClient, Pet
-from tests.reliability.conftest import API_KEY, PET, Api, close_in, new_http_client
+from tests.reliability.conftest import (
+    API_KEY,
+    PET,
+    SYNC_KINDS,
+    Api,
+    aclose_http_client,
+    close_in,
+    new_http_client,
+    own_http_client,
+)
 from tests.reliability.faultserver import FaultServer, Reply
 
 REPO = Path(__file__).resolve().parents[2]
@@ -27,34 +35,31 @@ CLOSED = r"is closed; create a new one"
 
 
 def use_and_drop(kind: str, base_url: str) -> None:
-    """Build a client, make one call, and drop it without closing it."""
-    if kind == "sync":
-        client = Client(api_key=API_KEY, base_url=base_url)
+    """Build a client, make one call, and drop it without closing it.
+
+    A user's own ``http_client`` (aiohttp, httpx2) is the caller's, closed by the caller; the
+    SDK client on it is dropped.
+    """
+    if kind in SYNC_KINDS:
+        http = own_http_client(kind)
+        client = Client(api_key=API_KEY, base_url=base_url, http_client=http)
         assert client.list_pets() == []
         del client
-    elif kind == "async":
+        if http is not None:
+            http.close()
+    else:
 
         async def main() -> None:
-            client = AsyncClient(api_key=API_KEY, base_url=base_url)
+            http = own_http_client(kind)
+            client = AsyncClient(api_key=API_KEY, base_url=base_url, http_client=http)
             assert await client.list_pets() == []
             del client
             # The program goes on a little: a dropped async resource can only be cleaned up
             # by its event loop while that loop still runs.
             await asyncio.sleep(0.05)
+            await aclose_http_client(http)
 
         asyncio.run(main())
-    else:
-
-        async def on_aiohttp() -> None:
-            # The aiohttp client is the caller's, closed by the caller; the SDK client on it
-            # is dropped.
-            async with DefaultAioHttpClient() as http:
-                client = AsyncClient(api_key=API_KEY, base_url=base_url, http_client=http)
-                assert await client.list_pets() == []
-                del client
-                await asyncio.sleep(0.05)
-
-        asyncio.run(on_aiohttp())
     gc.collect()
 
 
@@ -149,24 +154,27 @@ def test_a_context_manager_closes_and_a_later_close_is_harmless(
     server: FaultServer, kind: str
 ) -> None:
     server.default = Reply(200, json=[])
-    if kind == "sync":
-        with Client(api_key=API_KEY, base_url=server.base_url) as client:
+    if kind in SYNC_KINDS:
+        http = own_http_client(kind)
+        with Client(api_key=API_KEY, base_url=server.base_url, http_client=http) as client:
             client.list_pets()
         client.close()
         with pytest.raises(RuntimeError, match=CLOSED):
             client.list_pets()
+        if http is not None:
+            http.close()
     else:
 
         async def main() -> None:
-            http = DefaultAioHttpClient() if kind == "aiohttp" else None
-            options: dict[str, Any] = {"http_client": http} if http is not None else {}
-            async with AsyncClient(api_key=API_KEY, base_url=server.base_url, **options) as client:
+            http = own_http_client(kind)
+            async with AsyncClient(
+                api_key=API_KEY, base_url=server.base_url, http_client=http
+            ) as client:
                 await client.list_pets()
             await client.aclose()
             with pytest.raises(RuntimeError, match=CLOSED):
                 await client.list_pets()
-            if http is not None:
-                await http.close()
+            await aclose_http_client(http)
 
         asyncio.run(main())
     assert len(server.requests) == 1

@@ -43,7 +43,7 @@ CLASSES = sdk_classes()
 def test_the_classes_are_found() -> None:
     names = {cls.__name__ for cls in CLASSES}
     assert {"Client", "Pet", "APIResponse", "ClientOptions", "Answer"} <= names
-    assert len(CLASSES) > 50
+    assert len(CLASSES) > 40  # every module walked: 48 when the layout changed
 
 
 @pytest.mark.parametrize("cls", CLASSES, ids=lambda cls: f"{cls.__module__}.{cls.__qualname__}")
