@@ -569,14 +569,10 @@ class AsyncClient(
             await sender.sleep(delay)
 
 
-class RawResponses(RawView):
-    """``client.with_raw_response``: the client's methods, returning an ``APIResponse``.
+class RawResponses(RawView[Client]):
+    """``Client.with_raw_response``: the same methods, each returning an ``APIResponse``.
 
-    Use it to read the status, headers or ``x-request-id``; call ``.parse()`` for the result.
-    ``get_pet`` is deprecated here as on the client.
-
-    Args:
-        client: the client whose methods it calls (``client.with_raw_response`` makes one).
+    Read its status, headers or ``x-request-id``; ``.parse()`` gives the result.
     """
 
     __slots__ = ()
@@ -587,19 +583,12 @@ class RawResponses(RawView):
     create_pet: Final = raw_method(Client.create_pet)
     get_pet: Final = deprecated_raw(raw_method(Client.get_pet))  # type: ignore[deprecated]
 
-    def __init__(self, client: Client) -> None:
-        super().__init__(client)
 
-
-class AsyncRawResponses(RawView):
-    """``client.with_raw_response``: the client's methods, returning an ``APIResponse``.
+class AsyncRawResponses(RawView[AsyncClient]):
+    """``AsyncClient.with_raw_response``: the same coroutines, each giving an ``APIResponse``.
 
     Await a method, then read the status, headers or ``x-request-id``; ``.parse()`` is a
-    plain call, not awaited, since the body has already been read. ``get_pet`` is deprecated
-    here as on the client.
-
-    Args:
-        client: the client whose methods it calls (``client.with_raw_response`` makes one).
+    plain call, not awaited, since the body has already been read.
     """
 
     __slots__ = ()
@@ -607,6 +596,3 @@ class AsyncRawResponses(RawView):
     list_pets: Final = raw_async_method(AsyncClient.list_pets)
     create_pet: Final = raw_async_method(AsyncClient.create_pet)
     get_pet: Final = deprecated_raw(raw_async_method(AsyncClient.get_pet))  # type: ignore[deprecated]
-
-    def __init__(self, client: AsyncClient) -> None:
-        super().__init__(client)

@@ -8,8 +8,9 @@ has the client's parameters, spelled once, with declared types that editors and
 """
 
 from __future__ import annotations
+
 from collections.abc import Awaitable, Callable, Coroutine
-from typing import Any, Concatenate, Generic, TypeVar, overload
+from typing import Any, Concatenate, Generic, Protocol, TypeVar, overload
 
 from typing_extensions import ParamSpec, Self, deprecated
 
@@ -22,8 +23,18 @@ R = TypeVar("R")
 T = TypeVar("T")
 
 
-class RawView:
+class _Client(Protocol):
+    def _raw_copy(self) -> Any: ...
+
+
+C = TypeVar("C", bound=_Client)
+
+
+class RawView(Generic[C]):
     """What both raw views hold: a raw copy of their client, which follows its closing.
+
+    Made by ``client.with_raw_response``, not by users. ``get_pet`` is deprecated on a view
+    as on the client.
 
     Args:
         client: the client whose methods the view calls.
@@ -31,7 +42,7 @@ class RawView:
 
     __slots__ = ("_raw",)
 
-    def __init__(self, client: Any) -> None:
+    def __init__(self, client: C) -> None:
         self._raw = client._raw_copy()
 
 
@@ -46,8 +57,8 @@ class _RawMethod(Generic[P, R]):
     @overload
     def __get__(self, view: None, owner: type[Any]) -> Self: ...
     @overload
-    def __get__(self, view: RawView, owner: type[Any]) -> Callable[P, R]: ...
-    def __get__(self, view: RawView | None, owner: type[Any]) -> Any:
+    def __get__(self, view: RawView[Any], owner: type[Any]) -> Callable[P, R]: ...
+    def __get__(self, view: RawView[Any] | None, owner: type[Any]) -> Any:
         return self if view is None else getattr(view._raw, self._name)
 
 
@@ -64,8 +75,8 @@ class _DeprecatedRawMethod(_RawMethod[P, R]):
         "get_pet() calls GET /pets/{petId}, which is deprecated and will be removed on "
         "5 December 2030; use list_pets() with a status filter instead"
     )
-    def __get__(self, view: RawView, owner: type[Any]) -> Callable[P, R]: ...
-    def __get__(self, view: RawView | None, owner: type[Any]) -> Any:
+    def __get__(self, view: RawView[Any], owner: type[Any]) -> Callable[P, R]: ...
+    def __get__(self, view: RawView[Any] | None, owner: type[Any]) -> Any:
         return super().__get__(view, owner)
 
 

@@ -19,7 +19,15 @@ from aiohttp.http_exceptions import ContentEncodingError
 
 from animalstore_client._backends.eventloop import refuse_trio
 from animalstore_client._core.config import DEFAULT_CONNECTION_LIMITS, DEFAULT_TIMEOUT
-from animalstore_client._core.wire import Answer, BodyReader, Failure, Request, SendFailure
+from animalstore_client._core.wire import (
+    Answer,
+    BodyReader,
+    Failure,
+    FailureTable,
+    Request,
+    SendFailure,
+    kind_of,
+)
 
 __all__ = ["AiohttpSender", "new_session"]
 
@@ -36,23 +44,18 @@ async def _next_turn() -> None:
     await turn
 
 
-#: First match wins: subclasses before their bases.
-_FAILURES: tuple[tuple[type[BaseException], Failure], ...] = (
-    # Waiting for a pool slot or for the TCP/TLS connection: nothing was sent.
-    (aiohttp.ConnectionTimeoutError, Failure.NOT_SENT),
-    (aiohttp.ClientConnectorError, Failure.NOT_SENT),
-    (aiohttp.ServerTimeoutError, Failure.MAYBE_SENT),
-    (aiohttp.ClientHttpProxyError, Failure.FATAL),
-    # From here on the request may have reached the server.
-    (aiohttp.ServerDisconnectedError, Failure.MAYBE_SENT),
-    (aiohttp.ClientResponseError, Failure.MAYBE_SENT),
-    (aiohttp.ClientPayloadError, Failure.MAYBE_SENT),
-    (aiohttp.ClientOSError, Failure.MAYBE_SENT),
-    # Any other connection error ("Cannot write to closing transport" ...): it may have
-    # happened after some of the request was written.
-    (aiohttp.ClientConnectionError, Failure.MAYBE_SENT),
-    (asyncio.TimeoutError, Failure.MAYBE_SENT),
-)
+#: Waiting for a pool slot or for the TCP/TLS connection, nothing was sent; after that, any
+#: error may have come once some of the request was written.
+_FAILURES: FailureTable = {
+    Failure.NOT_SENT: (aiohttp.ConnectionTimeoutError, aiohttp.ClientConnectorError),
+    Failure.FATAL: (aiohttp.ClientHttpProxyError,),
+    Failure.MAYBE_SENT: (
+        aiohttp.ClientConnectionError,  # "Cannot write to closing transport", disconnected ...
+        aiohttp.ClientResponseError,
+        aiohttp.ClientPayloadError,
+        asyncio.TimeoutError,
+    ),
+}
 
 
 def classify(exc: BaseException, request: Request) -> SendFailure:
@@ -66,22 +69,17 @@ def classify(exc: BaseException, request: Request) -> SendFailure:
         request: the request that was being sent.
 
     Returns:
-        The failure; an error not listed in ``_FAILURES`` (an invalid URL ...) is fatal.
+        The failure; an error not in ``_FAILURES`` (an invalid URL ...) is fatal, and so is
+        a body that does not decode, which arrived whole: sending it again would not help.
     """
-    failure = next((kind for cls, kind in _FAILURES if isinstance(exc, cls)), Failure.FATAL)
-    if isinstance(exc.__cause__, ContentEncodingError):
-        # A body that does not decode arrived whole: sending it again would not help.
-        failure = Failure.FATAL
-    if isinstance(exc, aiohttp.ClientResponseError):
-        # Its str() is "status, message=..., url=..."; the message is what the parser said.
-        detail = f"{type(exc).__name__}: {exc.message}"
-    else:
-        detail = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
-    return SendFailure(
-        failure,
-        detail,
+    undecodable = isinstance(exc.__cause__, ContentEncodingError)
+    return SendFailure.of(
+        exc,
+        Failure.FATAL if undecodable else kind_of(exc, _FAILURES),
         timeout=isinstance(exc, asyncio.TimeoutError),
         view=request.view(),
+        # Its str() is "status, message=..., url=..."; the message is what the parser said.
+        message=exc.message if isinstance(exc, aiohttp.ClientResponseError) else None,
     )
 
 

@@ -247,22 +247,19 @@ def DefaultHttpx2Client(**kwargs: Any) -> httpx2.Client:
 
 
 def DefaultAsyncHttpx2Client(**kwargs: Any) -> httpx2.AsyncClient:
-    """Return an ``httpx2.AsyncClient`` with the SDK's defaults, for ``AsyncClient``.
+    """``DefaultHttpx2Client``'s async twin: an ``httpx2.AsyncClient``, for ``AsyncClient``.
 
-    The defaults are those of ``DefaultHttpxClient``, as httpx2's own ``Timeout`` and
-    ``Limits``. Unlike ``DefaultAsyncHttpxClient`` it puts no gate before the pool: httpx2's
-    pool does not slow down with the length of its queue. It runs under asyncio and trio and
-    needs the ``httpx2`` extra (Python 3.11 and up). The caller closes it.
+    Unlike ``DefaultAsyncHttpxClient`` it puts no gate before the pool: httpx2's pool does
+    not slow down with the length of its queue. It runs under asyncio and trio.
 
     Args:
-        **kwargs: any ``httpx2.AsyncClient`` argument; each one given replaces the SDK's
-            default.
+        **kwargs: any ``httpx2.AsyncClient`` argument, replacing the SDK's default.
 
     Returns:
-        The client.
+        The async client, which the caller closes (``aclose()``).
 
     Raises:
-        ImportError: httpx2 is not installed; the message gives the command that installs it.
+        ImportError: as for ``DefaultHttpx2Client``.
         TypeError: an argument ``httpx2.AsyncClient`` does not take.
     """
     lib = import_extra("httpx2", "DefaultAsyncHttpx2Client")

@@ -21,9 +21,11 @@ from animalstore_client._core.wire import (
     Answer,
     BodyReader,
     Failure,
+    FailureTable,
     Request,
     RequestView,
     SendFailure,
+    kind_of,
 )
 
 __all__ = ["AsyncHttpxSender", "Family", "SyncHttpxSender", "family"]
@@ -42,16 +44,12 @@ class Family:
         self.lib = lib
         self.request_error: type[Exception] = lib.RequestError
         self.timeout_error: type[Exception] = lib.TimeoutException
-        #: First match wins: subclasses before their bases. Any other error
-        #: (``DecodingError``, ``UnsupportedProtocol``, ``ProxyError`` ...) is fatal.
-        self.failures: tuple[tuple[type[Exception], Failure], ...] = (
-            (lib.ConnectError, Failure.NOT_SENT),
-            (lib.ConnectTimeout, Failure.NOT_SENT),
-            (lib.PoolTimeout, Failure.NOT_SENT),
-            (lib.TimeoutException, Failure.MAYBE_SENT),
-            (lib.NetworkError, Failure.MAYBE_SENT),
-            (lib.RemoteProtocolError, Failure.MAYBE_SENT),
-        )
+        #: Any other error (``DecodingError``, ``UnsupportedProtocol``, ``ProxyError`` ...) is
+        #: fatal.
+        self.failures: FailureTable = {
+            Failure.NOT_SENT: (lib.ConnectError, lib.ConnectTimeout, lib.PoolTimeout),
+            Failure.MAYBE_SENT: (lib.TimeoutException, lib.NetworkError, lib.RemoteProtocolError),
+        }
         # Parsing the URL and merging the query is a third of what httpx spends building a
         # request; the calls an SDK makes use a handful of URLs.
         self.url = functools.lru_cache(maxsize=256)(_url_parser(lib))
@@ -74,24 +72,22 @@ class Family:
 
     def classify(self, exc: Exception, request: Request, built: Any) -> SendFailure:
         """Return what an error of the library says about the attempt, without keeping it."""
-        failure = next((kind for cls, kind in self.failures if isinstance(exc, cls)), Failure.FATAL)
+        failure = kind_of(exc, self.failures)
         if failure is Failure.NOT_SENT and _hung_up_after_sending(exc):
             failure = Failure.MAYBE_SENT
-        return SendFailure(
-            failure,
-            f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__,
-            timeout=isinstance(exc, self.timeout_error),
-            view=_view(request, built),
-        )
+        timeout = isinstance(exc, self.timeout_error)
+        return SendFailure.of(exc, failure, timeout=timeout, view=_view(request, built))
 
-    def answer(self, request: Request, built: Any, response: Any, content: bytes | None) -> Answer:
-        """Return the core's answer for ``response``; ``content`` is ``None`` when read plainly."""
+    def answer(self, request: Request, built: Any, response: Any, reader: BodyReader) -> Answer:
+        """Return the core's answer for ``response``, whose body ``reader`` read."""
         view = functools.partial(_view, request, built)
-        native = response if content is None and isinstance(response, httpx.Response) else None
+        plain = reader.plain
+        # httpx's own response, read in full, is handed out as it is; httpx2's never is.
+        native = response if plain and isinstance(response, httpx.Response) else None
         return Answer(
             response.status_code,
             response.headers,
-            response.content if content is None else content,
+            response.content if plain else reader.content(),
             response.headers.raw,
             reason=response.reason_phrase,
             http_version=response.extensions.get("http_version", b"HTTP/1.1"),
@@ -133,8 +129,8 @@ def _hung_up_after_sending(exc: Exception) -> bool:
     return not isinstance(cause, (aiohttp.ClientConnectorError, aiohttp.ConnectionTimeoutError))
 
 
-class SyncHttpxSender:
-    """Sends with an ``httpx.Client`` or an ``httpx2.Client``.
+class _Sender:
+    """What both senders hold: a client of the httpx family, and its library.
 
     Args:
         http: the client.
@@ -151,6 +147,12 @@ class SyncHttpxSender:
     def closed(self) -> bool:
         """Whether the client was closed."""
         return bool(self.http.is_closed)
+
+
+class SyncHttpxSender(_Sender):
+    """Sends with an ``httpx.Client`` or an ``httpx2.Client``."""
+
+    __slots__ = ()
 
     def send(self, request: Request) -> Answer | SendFailure:
         """Send one attempt and read its answer in full, through a ``BodyReader``.
@@ -165,41 +167,23 @@ class SyncHttpxSender:
             try:
                 reader = BodyReader(request, response.headers, lambda: _view(request, built))
                 if reader.plain:
-                    response.read()
-                    return reader.check(len(response.content)) or family.answer(
-                        request, built, response, None
-                    )
-                for chunk in response.iter_bytes():
-                    if stop := reader.add(chunk):
-                        return stop
+                    stop = reader.check(len(response.read()))
+                else:
+                    stop = reader.read(response.iter_bytes())
             finally:
                 response.close()  # mid-body, httpcore drops the connection rather than reuse it
         except family.request_error as exc:
             return family.classify(exc, request, built)
-        return family.answer(request, built, response, reader.content())
+        return stop or family.answer(request, built, response, reader)
 
 
-class AsyncHttpxSender:
-    """Sends with an ``httpx.AsyncClient`` or an ``httpx2.AsyncClient``, on asyncio or trio.
+class AsyncHttpxSender(_Sender):
+    """Sends with an ``httpx.AsyncClient`` or an ``httpx2.AsyncClient``, on asyncio or trio."""
 
-    Args:
-        http: the client.
-        family: its library.
-    """
-
-    __slots__ = ("family", "http")
+    __slots__ = ()
 
     #: Waits between attempts the running library's way.
     sleep = staticmethod(sleep)
-
-    def __init__(self, http: Any, family: Family) -> None:
-        self.http = http
-        self.family = family
-
-    @property
-    def closed(self) -> bool:
-        """Whether the client was closed."""
-        return bool(self.http.is_closed)
 
     async def send(self, request: Request) -> Answer | SendFailure:
         """Send one attempt and read its answer in full, through a ``BodyReader``.
@@ -209,20 +193,19 @@ class AsyncHttpxSender:
         """
         family = self.family
         built = family.build(self.http, request)
+        stop = None
         try:
             response = await self.http.send(built, stream=True)
             try:
                 reader = BodyReader(request, response.headers, lambda: _view(request, built))
                 if reader.plain:
-                    await response.aread()
-                    return reader.check(len(response.content)) or family.answer(
-                        request, built, response, None
-                    )
-                async for chunk in response.aiter_bytes():
-                    if stop := reader.add(chunk):
-                        return stop
+                    stop = reader.check(len(await response.aread()))
+                else:
+                    async for chunk in response.aiter_bytes():
+                        if stop := reader.add(chunk):
+                            break
             finally:
                 await response.aclose()
         except family.request_error as exc:
             return family.classify(exc, request, built)
-        return family.answer(request, built, response, reader.content())
+        return stop or family.answer(request, built, response, reader)

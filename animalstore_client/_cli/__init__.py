@@ -146,7 +146,7 @@ def _pets_get(args: argparse.Namespace) -> int:
 
 def _mock_server(args: argparse.Namespace) -> int:
     """``mock-server``: the built-in reference store in the foreground until Ctrl-C."""
-    from animalstore_client.testing._server import serve_in_foreground
+    from animalstore_client.testing._foreground import serve_in_foreground
 
     return serve_in_foreground() if args.port is None else serve_in_foreground(args.port)
 
@@ -347,7 +347,7 @@ def _parser(prog: str) -> argparse.ArgumentParser:
 
 def _port(text: str) -> int:
     # Imported only when used: the reference store's server is no part of the other commands.
-    from animalstore_client.testing._server import port_number
+    from animalstore_client.testing._foreground import port_number
 
     return port_number(text)
 

@@ -13,15 +13,7 @@ import unicodedata
 from collections.abc import Callable
 from typing import Any
 
-from animalstore_client._core.exceptions import (
-    APIConnectionError,
-    APIError,
-    APIResponseValidationError,
-    APIStatusError,
-    APITimeoutError,
-    ResponseTooLargeError,
-)
-from animalstore_client._core.models import Pet
+import animalstore_client as sdk  # the command line is a user of the public API
 
 __all__ = ["OUTPUT_FORMATS", "error_json", "print_error", "print_result"]
 
@@ -31,7 +23,7 @@ _COLUMNS = ("id", "name", "category", "status")
 _RIGHT_ALIGNED = (True, False, True, False)
 
 
-def print_result(result: Pet | list[Pet], output: str | None) -> None:
+def print_result(result: sdk.Pet | list[sdk.Pet], output: str | None) -> None:
     r"""Print a command's result on stdout.
 
     Args:
@@ -91,19 +83,19 @@ def error_json(error: Exception) -> dict[str, Any]:
         ``connection_error`` or ``invalid_argument``, and whose ``status`` is the HTTP status,
         or ``None`` when no answer came (or, past the size cap, none was read in full).
     """
-    if isinstance(error, APIStatusError):
+    if isinstance(error, sdk.APIStatusError):
         if error.error is not None:
             return error.error.to_dict()
         return _error("unexpected_response", error.message, error.status_code)
-    if isinstance(error, APIResponseValidationError):
+    if isinstance(error, sdk.APIResponseValidationError):
         return _error("invalid_response", error.message, error.response.status_code)
-    if isinstance(error, ResponseTooLargeError):
+    if isinstance(error, sdk.ResponseTooLargeError):
         return _error("response_too_large", error.message, None)
-    if isinstance(error, APITimeoutError):
+    if isinstance(error, sdk.APITimeoutError):
         return _error("timeout", error.message, None)
-    if isinstance(error, APIConnectionError):
+    if isinstance(error, sdk.APIConnectionError):
         return _error("connection_error", error.message, None)
-    message = error.message if isinstance(error, APIError) else str(error)
+    message = error.message if isinstance(error, sdk.APIError) else str(error)
     return _error("invalid_argument", message, None)
 
 
@@ -111,7 +103,7 @@ def _error(code: str, message: str, status: int | None) -> dict[str, Any]:
     return {"code": code, "message": message, "status": status}
 
 
-def _table(pets: list[Pet]) -> str:
+def _table(pets: list[sdk.Pet]) -> str:
     rows = [_COLUMNS]
     for pet in pets:
         status = "-" if pet.status is None else str(pet.status)

@@ -21,24 +21,6 @@ from animalstore_client._core.safe_repr import tolerant_repr
 from animalstore_client._core.validation import check_enum, check_int, check_str
 from animalstore_client._version import __version__
 
-__all__ = [
-    "BASE_URLS",
-    "DEFAULT_CONNECTION_LIMITS",
-    "DEFAULT_MAX_RESPONSE_BYTES",
-    "DEFAULT_MAX_RETRIES",
-    "DEFAULT_TIMEOUT",
-    "RESERVED_HEADERS",
-    "ClientOptions",
-    "Environment",
-    "TimeoutLike",
-    "check_deadline",
-    "check_headers",
-    "check_max_response_bytes",
-    "check_timeout",
-    "merge_headers",
-    "resolve_options",
-]
-
 
 class TimeoutLike(Protocol):
     """A timeout with the four phases of httpx's: an ``httpx.Timeout`` or an ``httpx2.Timeout``.

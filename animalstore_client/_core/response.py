@@ -75,13 +75,17 @@ class APIResponse(Generic[T]):
         retries_taken: how many retries it took to get this response.
 
     Attributes:
+        status_code: the HTTP status code.
+        content: the body, decoded from its ``Content-Encoding``.
         retries_taken: how many retries it took to get this response.
     """
 
-    __slots__ = ("_answer", "_parsed", "_result_type", "retries_taken")
+    __slots__ = ("_answer", "_parsed", "_result_type", "content", "retries_taken", "status_code")
 
     def __init__(self, answer: Answer, result_type: Any, retries_taken: int) -> None:
         self._answer = answer
+        self.status_code: int = answer.status_code
+        self.content: bytes = answer.content
         self.retries_taken: int = retries_taken
         self._result_type = result_type
         self._parsed: object = _UNPARSED
@@ -92,19 +96,9 @@ class APIResponse(Generic[T]):
         return self._answer.http_response()
 
     @property
-    def status_code(self) -> int:
-        """The HTTP status code."""
-        return self._answer.status_code
-
-    @property
     def headers(self) -> httpx.Headers:
         """The response headers."""
         return self._answer.http_headers()
-
-    @property
-    def content(self) -> bytes:
-        """The body, decoded from its ``Content-Encoding``."""
-        return self._answer.content
 
     @property
     def request_id(self) -> str | None:

@@ -15,13 +15,13 @@ redacted. Only a response that httpx itself read in full is handed out as it is.
 
 from __future__ import annotations
 
-import copy as copy_module
 import enum
 import time
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from datetime import timedelta
 from typing import Protocol
 
+import attrs
 import httpx
 
 from animalstore_client._core.safe_repr import tolerant_repr
@@ -32,10 +32,12 @@ __all__ = [
     "AsyncSender",
     "BodyReader",
     "Failure",
+    "FailureTable",
     "Request",
     "RequestView",
     "SendFailure",
     "SyncSender",
+    "kind_of",
     "response_view",
 ]
 
@@ -44,6 +46,7 @@ REDACTED = "[redacted]"
 
 
 @tolerant_repr
+@attrs.define(eq=False, repr=False)
 class Request:
     """One attempt's request: method, absolute URL, query, headers, body, timeouts.
 
@@ -64,39 +67,15 @@ class Request:
         ends: when the deadline passes, on ``time.monotonic()``'s clock; ``None`` for never.
     """
 
-    __slots__ = (
-        "content",
-        "deadline",
-        "ends",
-        "headers",
-        "max_bytes",
-        "method",
-        "params",
-        "timeout",
-        "url",
-    )
-
-    def __init__(
-        self,
-        method: str,
-        url: str,
-        params: dict[str, str | int] | None,
-        headers: dict[str, str],
-        content: bytes | None,
-        timeout: dict[str, float | None],
-        max_bytes: int | None = None,
-        deadline: float | None = None,
-        ends: float | None = None,
-    ) -> None:
-        self.method = method
-        self.url = url
-        self.params = params
-        self.headers = headers
-        self.content = content
-        self.timeout = timeout
-        self.max_bytes = max_bytes
-        self.deadline = deadline
-        self.ends = ends
+    method: str
+    url: str
+    params: dict[str, str | int] | None
+    headers: dict[str, str]
+    content: bytes | None
+    timeout: dict[str, float | None]
+    max_bytes: int | None = None
+    deadline: float | None = None
+    ends: float | None = None
 
     @property
     def full_url(self) -> str:
@@ -109,9 +88,7 @@ class Request:
 
     def with_timeout(self, timeout: dict[str, float | None]) -> Request:
         """Return a copy of the request with other timeouts."""
-        copy = copy_module.copy(self)
-        copy.timeout = timeout
-        return copy
+        return attrs.evolve(self, timeout=timeout)
 
     def view(self) -> RequestView:
         """Return what an exception may keep of this request (``Authorization`` redacted)."""
@@ -174,6 +151,17 @@ class Failure(enum.Enum):
     TOO_LARGE = "too large"
 
 
+#: How a backend sorts its library's errors: the classes of each kind, tried in the table's
+#: order (so that "not sent" can win over a base class that is "maybe sent").
+FailureTable = Mapping[Failure, tuple[type[BaseException], ...]]
+
+
+def kind_of(exc: BaseException, table: FailureTable) -> Failure:
+    """Return how far an attempt that ended in ``exc`` got; an error not in ``table`` is fatal."""
+    found = (kind for kind, classes in table.items() if isinstance(exc, classes))
+    return next(found, Failure.FATAL)
+
+
 @tolerant_repr
 class SendFailure:
     """An attempt that got no usable answer, as a backend classified it.
@@ -193,6 +181,24 @@ class SendFailure:
         self.detail = " ".join(detail.split())  # parsers' messages span lines
         self.timeout = timeout
         self._view = view
+
+    @classmethod
+    def of(
+        cls,
+        exc: BaseException,
+        failure: Failure,
+        *,
+        timeout: bool,
+        view: RequestView,
+        message: str | None = None,
+    ) -> SendFailure:
+        """Return the failure for ``exc``, keeping its class name and message, not the error.
+
+        ``message`` replaces ``str(exc)`` when that could hold a header.
+        """
+        message = str(exc) if message is None else message
+        detail = f"{type(exc).__name__}: {message}" if message else type(exc).__name__
+        return cls(failure, detail, timeout=timeout, view=view)
 
     @property
     def cause(self) -> str:
@@ -373,6 +379,13 @@ class BodyReader:
         self._size += len(chunk)
         self._parts.append(chunk)
         return self.check(self._size)
+
+    def read(self, chunks: Iterable[bytes]) -> SendFailure | None:
+        """Keep the pieces of the body until one must stop; return why, if one did."""
+        for chunk in chunks:
+            if stop := self.add(chunk):
+                return stop
+        return None
 
     def check(self, size: int) -> SendFailure | None:
         """Return why a body of ``size`` bytes so far is refused (cap, deadline), if it is.

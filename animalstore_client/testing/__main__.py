@@ -11,7 +11,7 @@ import argparse
 import sys
 from collections.abc import Sequence
 
-from animalstore_client.testing._server import (
+from animalstore_client.testing._foreground import (
     DEFAULT_API_KEY,
     DEFAULT_PORT,
     port_number,

@@ -1,0 +1,63 @@
+"""The reference store as a command: served in the foreground until Ctrl-C.
+
+What ``animalstore mock-server`` and ``python -m animalstore_client.testing`` run.
+"""
+
+from __future__ import annotations
+
+import shlex
+import sys
+import time
+
+from animalstore_client.testing._server import serve
+from animalstore_client.testing._store import FakeAnimalStore
+
+__all__ = ["DEFAULT_API_KEY", "DEFAULT_PORT", "port_number", "serve_in_foreground"]
+
+DEFAULT_PORT = 8080
+DEFAULT_API_KEY = "test-key"
+_EXIT_ERROR = 1
+_EXIT_INTERRUPTED = 130  # the shell's code for a process ended by SIGINT
+
+
+def serve_in_foreground(port: int = DEFAULT_PORT, api_key: str = DEFAULT_API_KEY) -> int:
+    """Serve a fresh fake store on 127.0.0.1 until Ctrl-C.
+
+    Prints to stdout the ``export`` lines that point the SDK at it (its URL and key), then
+    blocks; progress goes to stderr.
+
+    Args:
+        port: the TCP port, 0 for a free one.
+        api_key: the one API key the store accepts.
+
+    Returns:
+        The exit status: 130 after Ctrl-C, 1 when the port cannot be bound.
+    """
+    store = FakeAnimalStore(api_keys=(api_key,))
+    try:
+        with serve(store, port) as base_url:
+            print(f"export ANIMALSTORE_BASE_URL={shlex.quote(base_url)}")
+            print(f"export ANIMALSTORE_API_KEY={shlex.quote(api_key)}", flush=True)
+            print(f"Fake animal store serving on {base_url}; Ctrl-C to stop.", file=sys.stderr)
+            while True:
+                # time.sleep, unlike a wait on a lock, is interrupted by Ctrl-C everywhere.
+                time.sleep(3600)
+    except KeyboardInterrupt:
+        print("Stopped.", file=sys.stderr)
+        return _EXIT_INTERRUPTED
+    except OSError as error:
+        print(f"error: cannot serve on port {port}: {error}", file=sys.stderr)
+        return _EXIT_ERROR
+
+
+def port_number(text: str) -> int:
+    """Parse a TCP port, 0 to 65535 (0: any free port), for an argparse ``type=``.
+
+    Raises:
+        argparse.ArgumentTypeError: ``text`` is not a port number.
+    """
+    import argparse  # only the command lines that parse a port need it
+
+    if not (text.isascii() and text.isdigit()) or not 0 <= int(text) <= 65535:
+        raise argparse.ArgumentTypeError(f"not a TCP port: {text!r}")
+    return int(text)
