@@ -267,9 +267,9 @@ class Answer:
         view: Callable[[], RequestView],
         native: httpx.Response | None = None,
     ) -> None:
-        self.status_code = status_code
-        self.headers = headers
-        self.content = content
+        self.status_code: int = status_code
+        self.headers: Mapping[str, str] = headers
+        self.content: bytes = content
         self._raw_headers = raw_headers
         self._reason = reason
         self._http_version = http_version

@@ -76,13 +76,13 @@ def _slow_down(seconds: float) -> None:
     sync_request = Client._request
     async_request = AsyncClient._request
 
-    def slow_sync(self: Client, operation: Any) -> Any:
+    def slow_sync(self: Client, *args: Any, **kwargs: Any) -> Any:
         spin()
-        return sync_request(self, operation)
+        return sync_request(self, *args, **kwargs)
 
-    async def slow_async(self: AsyncClient, operation: Any) -> Any:
+    async def slow_async(self: AsyncClient, *args: Any, **kwargs: Any) -> Any:
         spin()
-        return await async_request(self, operation)
+        return await async_request(self, *args, **kwargs)
 
     Client._request = slow_sync  # type: ignore[method-assign]
     AsyncClient._request = slow_async  # type: ignore[method-assign]

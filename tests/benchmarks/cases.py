@@ -21,6 +21,7 @@ import tempfile
 import time
 import uuid
 from collections.abc import Callable
+from types import ModuleType
 from typing import Any
 
 import httpx
@@ -108,19 +109,42 @@ def hand_pets(items: Any) -> list[Pet]:
     return [hand_pet(item) for item in items]
 
 
-class FixedTransport(httpx.BaseTransport, httpx.AsyncBaseTransport):
-    """Answers every request with the same status and body, in process: pure CPU cost."""
+def libraries() -> list[ModuleType]:
+    """The httpx family's libraries the cases run on: httpx, and httpx2 where installed."""
+    try:
+        import httpx2
+    except ImportError:  # Python 3.10, or the extra not installed
+        return [httpx]
+    return [httpx, httpx2]
 
-    def __init__(self, status: int, body: bytes) -> None:
-        self._status, self._body = status, body
 
-    def handle_request(self, request: httpx.Request) -> httpx.Response:
-        return httpx.Response(
-            self._status, headers={"content-type": "application/json"}, content=self._body
-        )
+def _on(lib: ModuleType) -> str:
+    """What a case's name says of the library: nothing for httpx, the default."""
+    return "" if lib is httpx else f", {lib.__name__}"
 
-    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
-        return self.handle_request(request)
+
+@functools.cache
+def _fixed_transport_class(lib: ModuleType) -> type[Any]:
+    class FixedTransport(lib.BaseTransport, lib.AsyncBaseTransport):  # type: ignore[misc,name-defined]
+        """Answers every request with the same status and body, in process: pure CPU cost."""
+
+        def __init__(self, status: int, body: bytes) -> None:
+            self._status, self._body = status, body
+
+        def handle_request(self, request: Any) -> Any:
+            return lib.Response(
+                self._status, headers={"content-type": "application/json"}, content=self._body
+            )
+
+        async def handle_async_request(self, request: Any) -> Any:
+            return self.handle_request(request)
+
+    return FixedTransport
+
+
+def FixedTransport(status: int, body: bytes, lib: ModuleType = httpx) -> Any:
+    """An in-process transport of ``lib`` answering every request with ``status`` and ``body``."""
+    return _fixed_transport_class(lib)(status, body)
 
 
 def _raw_list(client: httpx.Client, url: str) -> Any:
@@ -149,17 +173,17 @@ def _check(sdk_result: object, typed_result: object) -> None:
         raise AssertionError(f"SDK and baseline disagree: {sdk_result!r} != {typed_result!r}")
 
 
-def list_in_process(settings: Settings) -> list[Comparison]:
-    """Case 1, sync: ``list_pets(limit=100)`` through an in-process transport."""
-    transport = FixedTransport(200, PAGE)
-    raw = httpx.Client(transport=transport)
+def list_in_process(settings: Settings, lib: ModuleType = httpx) -> list[Comparison]:
+    """Case 1, sync: ``list_pets(limit=100)`` through an in-process transport of ``lib``."""
+    transport = FixedTransport(200, PAGE, lib)
+    raw = lib.Client(transport=transport)
     with Client(
-        api_key=API_KEY, base_url=BASE_URL, http_client=httpx.Client(transport=transport)
+        api_key=API_KEY, base_url=BASE_URL, http_client=lib.Client(transport=transport)
     ) as sdk:
         url = f"{BASE_URL}/pets"
         _check(sdk.list_pets(limit=100), hand_pets(_raw_list(raw, url)))
         return compare(
-            "1. list_pets(limit=100), in process, sync",
+            f"1. list_pets(limit=100), in process, sync{_on(lib)}",
             lambda: sdk.list_pets(limit=100),
             {
                 "raw dicts": (lambda: _raw_list(raw, url), None),
@@ -170,13 +194,13 @@ def list_in_process(settings: Settings) -> list[Comparison]:
         )
 
 
-def list_in_process_async(settings: Settings) -> list[Comparison]:
-    """Case 1, async: ``list_pets(limit=100)`` through an in-process transport."""
-    transport = FixedTransport(200, PAGE)
+def list_in_process_async(settings: Settings, lib: ModuleType = httpx) -> list[Comparison]:
+    """Case 1, async: ``list_pets(limit=100)`` through an in-process transport of ``lib``."""
+    transport = FixedTransport(200, PAGE, lib)
     loop = asyncio.new_event_loop()
-    raw = httpx.AsyncClient(transport=transport)
+    raw = lib.AsyncClient(transport=transport)
     sdk = AsyncClient(
-        api_key=API_KEY, base_url=BASE_URL, http_client=httpx.AsyncClient(transport=transport)
+        api_key=API_KEY, base_url=BASE_URL, http_client=lib.AsyncClient(transport=transport)
     )
     url = f"{BASE_URL}/pets"
 
@@ -186,7 +210,7 @@ def list_in_process_async(settings: Settings) -> list[Comparison]:
     try:
         _check(loop.run_until_complete(sdk.list_pets(limit=100)), loop.run_until_complete(typed()))
         return compare_async(
-            "1. list_pets(limit=100), in process, async",
+            f"1. list_pets(limit=100), in process, async{_on(lib)}",
             lambda: sdk.list_pets(limit=100),
             {"raw dicts": (lambda: _raw_list_async(raw, url), None), "raw typed": (typed, 1.05)},
             rounds=settings.rounds,
@@ -197,19 +221,19 @@ def list_in_process_async(settings: Settings) -> list[Comparison]:
         loop.close()
 
 
-def _lean_list(client: httpx.Client, url: httpx.URL) -> list[Pet]:
+def _lean_list(client: Any, url: Any) -> list[Pet]:
     response = client.send(client.build_request("GET", url, headers=HEADERS))
     response.raise_for_status()
     return hand_pets(json.loads(response.content))
 
 
-async def _lean_list_async(client: httpx.AsyncClient, url: httpx.URL) -> list[Pet]:
+async def _lean_list_async(client: Any, url: Any) -> list[Pet]:
     response = await client.send(client.build_request("GET", url, headers=HEADERS))
     response.raise_for_status()
     return hand_pets(json.loads(response.content))
 
 
-def per_call_work(settings: Settings) -> list[Comparison]:
+def per_call_work(settings: Settings, lib: ModuleType = httpx) -> list[Comparison]:
     """Case 10: what the SDK adds to a call, sync and async: ``list_pets(limit=1)``, one pet.
 
     Through an in-process transport, against the leanest httpx code that makes the same call
@@ -218,15 +242,15 @@ def per_call_work(settings: Settings) -> list[Comparison]:
     arguments, the retry loop, reading within the cap, parsing) is a large share of the call,
     so this is the row a slower SDK misses first: ``--inject-us 15`` adds about a fifth.
     """
-    transport = FixedTransport(200, ONE_PET_PAGE)
-    url = httpx.URL(f"{BASE_URL}/pets", params={"limit": 1})
-    raw, raw_async = httpx.Client(transport=transport), httpx.AsyncClient(transport=transport)
+    transport = FixedTransport(200, ONE_PET_PAGE, lib)
+    url = lib.URL(f"{BASE_URL}/pets", params={"limit": 1})
+    raw, raw_async = lib.Client(transport=transport), lib.AsyncClient(transport=transport)
     loop = asyncio.new_event_loop()
     sdk_async = AsyncClient(
-        api_key=API_KEY, base_url=BASE_URL, http_client=httpx.AsyncClient(transport=transport)
+        api_key=API_KEY, base_url=BASE_URL, http_client=lib.AsyncClient(transport=transport)
     )
     with Client(
-        api_key=API_KEY, base_url=BASE_URL, http_client=httpx.Client(transport=transport)
+        api_key=API_KEY, base_url=BASE_URL, http_client=lib.Client(transport=transport)
     ) as sdk:
         try:
             _check(sdk.list_pets(limit=1), _lean_list(raw, url))
@@ -235,15 +259,15 @@ def per_call_work(settings: Settings) -> list[Comparison]:
                 loop.run_until_complete(_lean_list_async(raw_async, url)),
             )
             return compare(
-                "10. list_pets(limit=1), in process, sync",
+                f"10. list_pets(limit=1), in process, sync{_on(lib)}",
                 lambda: sdk.list_pets(limit=1),
-                {"leanest httpx": (lambda: _lean_list(raw, url), 1.25)},
+                {f"leanest {lib.__name__}": (lambda: _lean_list(raw, url), 1.25)},
                 rounds=settings.rounds,
                 number=settings.calls * 2,
             ) + compare_async(
-                "10. list_pets(limit=1), in process, async",
+                f"10. list_pets(limit=1), in process, async{_on(lib)}",
                 lambda: sdk_async.list_pets(limit=1),
-                {"leanest httpx": (lambda: _lean_list_async(raw_async, url), 1.25)},
+                {f"leanest {lib.__name__}": (lambda: _lean_list_async(raw_async, url), 1.25)},
                 rounds=settings.rounds,
                 number=settings.calls * 2,
                 loop=loop,
@@ -505,14 +529,10 @@ def run_all(settings: Settings, report: Callable[[str], None]) -> Verdict:
             report(result.row())
         comparisons.extend(results)
 
-    for case in (
-        list_in_process,
-        list_in_process_async,
-        create_in_process,
-        per_call_work,
-        structuring,
-        invalid_body,
-    ):
+    for lib in libraries():
+        for on_lib in (list_in_process, list_in_process_async, per_call_work):
+            add(on_lib(settings, lib))
+    for case in (create_in_process, structuring, invalid_body):
         add(case(settings))
     socket_results, connections = list_over_socket(settings)
     add(socket_results)

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import importlib.util
 import json
 import statistics
 import subprocess
@@ -23,6 +24,7 @@ import threading
 import time
 from collections.abc import Awaitable, Callable, Coroutine, Iterator
 from concurrent.futures import ThreadPoolExecutor
+from types import ModuleType
 from typing import Any
 
 import httpx
@@ -34,6 +36,7 @@ from animalstore_client import (
     AsyncClient,
     Client,
     DefaultAioHttpClient,
+    DefaultAsyncHttpx2Client,
     Pet,
 )
 from tests.benchmarks._harness import Comparison
@@ -235,14 +238,24 @@ async def _sdk_default(url: str, api_key: str, calls: int = ASYNC_CALLS) -> list
 
 
 async def _raw_httpx(
-    url: str, api_key: str, calls: int = ASYNC_CALLS, *, gate: int | None = None
+    url: str,
+    api_key: str,
+    calls: int = ASYNC_CALLS,
+    *,
+    gate: int | None = None,
+    lib: ModuleType = httpx,
 ) -> list[object]:
     headers = _headers(api_key)
     # The SDK's pool settings; no pool timeout, so that every call completes however long
     # httpx's queue takes (with the SDK's 30 s, most of the 1,000 calls fail).
-    timeout = httpx.Timeout(DEFAULT_TIMEOUT.read, connect=DEFAULT_TIMEOUT.connect, pool=None)
+    timeout = lib.Timeout(DEFAULT_TIMEOUT.read, connect=DEFAULT_TIMEOUT.connect, pool=None)
+    limits = lib.Limits(
+        max_connections=DEFAULT_CONNECTION_LIMITS.max_connections,
+        max_keepalive_connections=DEFAULT_CONNECTION_LIMITS.max_keepalive_connections,
+        keepalive_expiry=DEFAULT_CONNECTION_LIMITS.keepalive_expiry,
+    )
     semaphore = asyncio.Semaphore(gate or calls)
-    async with httpx.AsyncClient(limits=DEFAULT_CONNECTION_LIMITS, timeout=timeout) as http:
+    async with lib.AsyncClient(limits=limits, timeout=timeout) as http:
 
         async def one() -> object:
             async with semaphore:
@@ -255,6 +268,20 @@ async def _raw_httpx(
 
 async def _raw_httpx_gated(url: str, api_key: str, calls: int = ASYNC_CALLS) -> list[object]:
     return await _raw_httpx(url, api_key, calls, gate=CONNECTIONS)
+
+
+async def _sdk_httpx2(url: str, api_key: str, calls: int = ASYNC_CALLS) -> list[object]:
+    async with (
+        DefaultAsyncHttpx2Client() as http,
+        AsyncClient(api_key=api_key, base_url=url, http_client=http) as sdk,
+    ):
+        return await _gather(lambda: sdk.list_pets(limit=LIMIT), calls)
+
+
+async def _raw_httpx2(url: str, api_key: str, calls: int = ASYNC_CALLS) -> list[object]:
+    import httpx2
+
+    return await _raw_httpx(url, api_key, calls, lib=httpx2)
 
 
 def _threaded(call: Callable[[], object]) -> int:
@@ -299,6 +326,8 @@ _ASYNC: dict[str, Callable[[str, str, int], Coroutine[Any, Any, list[object]]]] 
     "raw httpx typed": _raw_httpx,
     "raw httpx gated": _raw_httpx_gated,
 }
+if importlib.util.find_spec("httpx2") is not None:  # Python 3.11 and up, with the extra
+    _ASYNC.update({"sdk httpx2": _sdk_httpx2, "raw httpx2 typed": _raw_httpx2})
 _THREADED: dict[str, Callable[[str, str], int]] = {"sdk": _sdk_threads, "raw": _raw_threads}
 
 
@@ -333,20 +362,23 @@ def concurrent_async(rounds: int, api_key: str, *, memory: bool = True) -> list[
     """Case 7: one ``AsyncClient``, 1,000 concurrent ``list_pets(limit=20)``, 100 connections.
 
     On aiohttp against a raw ``aiohttp.ClientSession`` (``TCPConnector(limit=100)``, the SDK's
-    timeouts per phase); on the default backend against a raw ``httpx.AsyncClient`` with the
-    SDK's pool settings and timeouts but no pool timeout, so that all its calls complete, and,
-    with no target, the same client behind an ``asyncio.Semaphore(100)``: what the SDK's
-    connection gate does, written by hand.
+    timeouts per phase); on httpx2 (``DefaultAsyncHttpx2Client()``, where httpx2 is installed)
+    against a raw ``httpx2.AsyncClient`` built the same way; on the default backend against a
+    raw ``httpx.AsyncClient`` with the SDK's pool settings and timeouts but no pool timeout, so
+    that all its calls complete, and, with no target, the same client behind an
+    ``asyncio.Semaphore(100)``: what the SDK's connection gate does, written by hand.
     """
     loop = asyncio.new_event_loop()
     with served_store(api_key) as url:
         try:
             # A benchmark of two things that do different work would measure nothing.
-            pairs = (
+            pairs = [
                 ("sdk aiohttp", "raw aiohttp typed"),
                 ("sdk default", "raw httpx typed"),
                 ("sdk default", "raw httpx gated"),
-            )
+            ]
+            if "sdk httpx2" in _ASYNC:
+                pairs.append(("sdk httpx2", "raw httpx2 typed"))
             for sdk, raw in pairs:
                 sdk_answer = loop.run_until_complete(_ASYNC[sdk](url, api_key, 1))[0]
                 raw_answer = loop.run_until_complete(_ASYNC[raw](url, api_key, 1))[0]
@@ -381,7 +413,11 @@ def concurrent_async(rounds: int, api_key: str, *, memory: bool = True) -> list[
         versus("sdk aiohttp", "raw aiohttp dicts", "aiohttp dicts", None),
         versus("sdk default", "raw httpx typed", "httpx typed", 1.0),
         versus("sdk default", "raw httpx gated", "httpx+semaphore", None),
-    ]
+    ] + (
+        [versus("sdk httpx2", "raw httpx2 typed", "httpx2 typed", 0.95)]
+        if "sdk httpx2" in _ASYNC
+        else []
+    )
 
 
 def concurrent_threads(rounds: int, api_key: str, *, memory: bool = True) -> list[Throughput]:

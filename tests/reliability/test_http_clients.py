@@ -50,9 +50,9 @@ def sdk_calls_on_aiohttp(base_url: str, calls: int, **session_options: Any) -> l
             DefaultAioHttpClient(**session_options) as http,
             AsyncClient(api_key=API_KEY, base_url=base_url, http_client=http) as client,
         ):
-            return await asyncio.gather(
-                *(client.list_pets(limit=1) for _ in range(calls)), return_exceptions=True
-            )
+            calls_made = (client.list_pets(limit=1) for _ in range(calls))
+            results: list[Any] = await asyncio.gather(*calls_made, return_exceptions=True)
+            return results
 
     return asyncio.run(main())
 
@@ -180,7 +180,8 @@ def test_a_connector_limit_bounds_the_sdks_connections_on_aiohttp() -> None:
                 DefaultAioHttpClient(connector=aiohttp.TCPConnector(limit=2)) as http,
                 AsyncClient(api_key=API_KEY, base_url=server.base_url, http_client=http) as client,
             ):
-                return await asyncio.gather(*(client.list_pets() for _ in range(6)))
+                results: list[Any] = await asyncio.gather(*(client.list_pets() for _ in range(6)))
+                return results
 
         results = asyncio.run(main())
 

@@ -14,7 +14,7 @@ import subprocess
 import sys
 import textwrap
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import httpx
 import pytest
@@ -154,7 +154,7 @@ def test_a_client_of_the_wrong_kind_is_refused_with_both_names(httpx2: Any) -> N
         "aiohttp.ClientSession; got httpx2.Client, which Client takes"
     )
     with pytest.raises(TypeError, match=r"; got builtins\.object$"):
-        Client(api_key=API_KEY, http_client=object())
+        Client(api_key=API_KEY, http_client=cast(Any, object()))
     sync_http.close()
     asyncio.run(async_http.aclose())
 

@@ -244,8 +244,8 @@ def declared_overloads(function: Any) -> list[str | None]:
 
 def test_raw_views_flag_get_pet_with_the_clients_deprecation_message() -> None:
     # PEP 702 wants a literal in each place, so the message is written out three times.
-    expected = Client.get_pet.__deprecated__
-    assert AsyncClient.get_pet.__deprecated__ == expected
+    expected = inspect.getattr_static(Client, "get_pet").__deprecated__
+    assert inspect.getattr_static(AsyncClient, "get_pet").__deprecated__ == expected
     for view_class in (RawResponses, AsyncRawResponses):
         get_pet = type(view_class.__dict__["get_pet"]).__get__
         list_pets = type(view_class.__dict__["list_pets"]).__get__
