@@ -18,7 +18,7 @@ from hypothesis import settings
 
 from animalstore_client import AsyncClient, Client
 from animalstore_client._backends.httpx import family
-from animalstore_client._core.wire import Answer, BodyReader, Request
+from animalstore_client._core.wire import Answer, Request
 
 ENV_VARIABLES = ("ANIMALSTORE_API_KEY", "ANIMALSTORE_BASE_URL", "ANIMALSTORE_LOG")
 BASE_URL = "https://api.test/v1"
@@ -164,5 +164,4 @@ def httpx_answer(response: httpx.Response) -> Answer:
     except RuntimeError:
         built = httpx.Request("GET", f"{BASE_URL}/pets")
     request = Request(built.method, str(built.url), None, dict(built.headers), None, {})
-    reader = BodyReader(request, response.headers, request.view)  # no cap: read plainly
-    return family(httpx).answer(request, built, response, reader)
+    return family(httpx).answer(request, built, response, None)

@@ -29,7 +29,11 @@ from animalstore_client._core.wire import (
     kind_of,
 )
 
-__all__ = ["AiohttpSender", "new_session"]
+__all__ = ["MAX_HEADER_BYTES", "AiohttpSender", "new_session"]
+
+#: The longest status line and header field aiohttp reads for the SDK: httpx (h11, as httpcore
+#: sets it up) takes up to 100 KiB of headers, where aiohttp stops at 8,190 bytes a field.
+MAX_HEADER_BYTES = 100 * 1024
 
 
 async def _next_turn() -> None:
@@ -197,18 +201,26 @@ class AiohttpSender:
                     sock_connect=timeout.get("connect"),
                     sock_read=timeout.get("read"),
                 ),
+                # Whatever the session's own settings, the SDK reads every answer itself,
+                # decoded, with headers as large as httpx takes.
+                raise_for_status=False,
+                auto_decompress=True,
+                max_line_size=MAX_HEADER_BYTES,
+                max_field_size=MAX_HEADER_BYTES,
             ) as response:
-                reader = BodyReader(request, response.headers, request.view)
+                reader = BodyReader(request, response.raw_headers, request.view)
+                stop = reader.refusal  # an encoded body is never plain
                 if reader.plain:
                     content = await response.read()
-                    if stop := reader.check(len(content)):
-                        return stop
-                else:
+                    stop = reader.check(len(content))
+                elif stop is None:
                     async for chunk in response.content.iter_any():
                         if stop := reader.add(chunk):
-                            response.close()  # not released: the rest must not be read
-                            return stop
+                            break
                     content = reader.content()
+                if stop is not None:
+                    response.close()  # not released: the rest must not be read
+                    return stop
         except _AttemptFailed as exc:
             return classify(exc.error, request)
         except (aiohttp.ClientError, asyncio.TimeoutError) as exc:
@@ -221,14 +233,14 @@ class AiohttpSender:
             if not self.session.closed:
                 raise
         else:
+            details = (response.raw_headers, response.reason or "", b"HTTP/1.1")
             return Answer(
                 response.status,
                 response.headers,
                 content,
-                response.raw_headers,
-                reason=response.reason or "",
-                http_version=b"HTTP/1.1",
+                details=lambda: details,
                 view=request.view,
+                signals=reader.signals,
             )
         finally:
             _sdk_call.reset(marked)

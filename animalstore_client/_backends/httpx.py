@@ -20,6 +20,7 @@ from animalstore_client._backends.eventloop import sleep
 from animalstore_client._core.wire import (
     Answer,
     BodyReader,
+    Details,
     Failure,
     FailureTable,
     Request,
@@ -38,11 +39,12 @@ class Family:
         lib: the library module (``httpx`` or ``httpx2``).
     """
 
-    __slots__ = ("failures", "lib", "request_error", "timeout_error", "url")
+    __slots__ = ("failures", "lib", "request_error", "status_error", "timeout_error", "url")
 
     def __init__(self, lib: ModuleType) -> None:
         self.lib = lib
         self.request_error: type[Exception] = lib.RequestError
+        self.status_error: type[Exception] = lib.HTTPStatusError
         self.timeout_error: type[Exception] = lib.TimeoutException
         #: Any other error (``DecodingError``, ``UnsupportedProtocol``, ``ProxyError`` ...) is
         #: fatal.
@@ -70,6 +72,20 @@ class Family:
             extensions={"timeout": request.timeout},
         )
 
+    def outcome(self, exc: Exception, request: Request, built: Any) -> Answer | SendFailure:
+        """Return what an error raised while sending says, without keeping the error.
+
+        A user's response hook that calls ``raise_for_status()`` raises with the response it
+        got: that answer, its body unread, is the outcome (so the SDK's typed error and its
+        retries hold). Anything else a user's hook, auth or transport raises ends the attempt
+        as fatal: let through, its traceback would hold the request's headers.
+        """
+        if isinstance(exc, self.status_error):
+            return self.answer(request, built, exc.response, b"")  # type: ignore[attr-defined]
+        if isinstance(exc, self.request_error):
+            return self.classify(exc, request, built)
+        return SendFailure.of(exc, Failure.FATAL, timeout=False, view=_view(request, built))
+
     def classify(self, exc: Exception, request: Request, built: Any) -> SendFailure:
         """Return what an error of the library says about the attempt, without keeping it."""
         failure = kind_of(exc, self.failures)
@@ -78,21 +94,31 @@ class Family:
         timeout = isinstance(exc, self.timeout_error)
         return SendFailure.of(exc, failure, timeout=timeout, view=_view(request, built))
 
-    def answer(self, request: Request, built: Any, response: Any, reader: BodyReader) -> Answer:
-        """Return the core's answer for ``response``, whose body ``reader`` read."""
-        view = functools.partial(_view, request, built)
-        plain = reader.plain
+    def answer(
+        self,
+        request: Request,
+        built: Any,
+        response: Any,
+        content: bytes | None,
+        signals: bool | None = None,
+    ) -> Answer:
+        """Return the core's answer for ``response``; ``content`` is ``None`` if httpx read it.
+
+        ``signals``: whether it carries a ``Deprecation`` or ``Sunset`` header, as its
+        ``BodyReader`` found; ``None``: look.
+        """
+        if signals is None:
+            signals = BodyReader(request, response.headers.raw, request.view).signals
         # httpx's own response, read in full, is handed out as it is; httpx2's never is.
-        native = response if plain and isinstance(response, httpx.Response) else None
+        native = response if content is None and isinstance(response, httpx.Response) else None
         return Answer(
             response.status_code,
             response.headers,
-            response.content if plain else reader.content(),
-            response.headers.raw,
-            reason=response.reason_phrase,
-            http_version=response.extensions.get("http_version", b"HTTP/1.1"),
-            view=view,
+            response.content if content is None else content,
+            details=functools.partial(_details, response),
+            view=functools.partial(_view, request, built),
             native=native,
+            signals=signals,
         )
 
 
@@ -109,9 +135,29 @@ def family(lib: ModuleType) -> Family:
     return Family(lib)
 
 
+def _details(response: Any) -> Details:
+    """Return the response's raw headers, reason phrase and protocol, for a view."""
+    version = response.extensions.get("http_version", b"HTTP/1.1")
+    return response.headers.raw, response.reason_phrase, version
+
+
 def _view(request: Request, built: Any) -> RequestView:
     """Return the request as the client built it (its headers merged in), as errors keep it."""
     return RequestView(built.method, str(built.url), built.headers.multi_items(), request.timeout)
+
+
+def _closed_meanwhile(family: Family) -> RuntimeError:
+    """Return the error for a client closed during the call.
+
+    Raised outside the handler of the library's own error, whose traceback holds the
+    request's headers.
+    """
+    return RuntimeError(f"the {family.lib.__name__} client was closed during the call")
+
+
+def _content(reader: BodyReader) -> bytes | None:
+    """Return the body ``reader`` read in pieces; ``None`` when httpx read it its plain way."""
+    return None if reader.plain else reader.content()
 
 
 def _hung_up_after_sending(exc: Exception) -> bool:
@@ -165,16 +211,20 @@ class SyncHttpxSender(_Sender):
         try:
             response = self.http.send(built, stream=True)
             try:
-                reader = BodyReader(request, response.headers, lambda: _view(request, built))
+                reader = BodyReader(request, response.headers.raw, lambda: _view(request, built))
+                stop = reader.refusal  # an encoded body is never plain
                 if reader.plain:
                     stop = reader.check(len(response.read()))
-                else:
+                elif stop is None:
                     stop = reader.read(response.iter_bytes())
             finally:
                 response.close()  # mid-body, httpcore drops the connection rather than reuse it
-        except family.request_error as exc:
-            return family.classify(exc, request, built)
-        return stop or family.answer(request, built, response, reader)
+        except Exception as exc:
+            if not self.closed:
+                return family.outcome(exc, request, built)
+        else:
+            return stop or family.answer(request, built, response, _content(reader), reader.signals)
+        raise _closed_meanwhile(family)
 
 
 class AsyncHttpxSender(_Sender):
@@ -197,15 +247,19 @@ class AsyncHttpxSender(_Sender):
         try:
             response = await self.http.send(built, stream=True)
             try:
-                reader = BodyReader(request, response.headers, lambda: _view(request, built))
+                reader = BodyReader(request, response.headers.raw, lambda: _view(request, built))
+                stop = reader.refusal  # an encoded body is never plain
                 if reader.plain:
                     stop = reader.check(len(await response.aread()))
-                else:
+                elif stop is None:
                     async for chunk in response.aiter_bytes():
                         if stop := reader.add(chunk):
                             break
             finally:
                 await response.aclose()
-        except family.request_error as exc:
-            return family.classify(exc, request, built)
-        return stop or family.answer(request, built, response, reader)
+        except Exception as exc:
+            if not self.closed:
+                return family.outcome(exc, request, built)
+        else:
+            return stop or family.answer(request, built, response, _content(reader), reader.signals)
+        raise _closed_meanwhile(family)

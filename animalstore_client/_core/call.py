@@ -14,7 +14,6 @@ from __future__ import annotations
 import json
 import logging
 import time
-from datetime import timedelta
 from typing import Generic, TypeVar
 
 from animalstore_client._core.config import ClientOptions
@@ -163,9 +162,8 @@ class Call(Generic[T]):
         if logger.isEnabledFor(logging.DEBUG):
             self._log_attempt(outcome)
         if isinstance(outcome, Answer):
-            outcome.elapsed = timedelta(seconds=time.perf_counter() - self._started)
-            headers = outcome.headers
-            if self._notices is not None and ("deprecation" in headers or "sunset" in headers):
+            outcome.elapsed = time.perf_counter() - self._started
+            if self._notices is not None and outcome.signals:
                 self._notices.warn_once(self._operation.name, outcome)
             if 200 <= outcome.status_code < 300:
                 # A success is never retried: the common path skips the retry policy.

@@ -394,7 +394,13 @@ def _request_headers(api_key: str, default_headers: Mapping[str, str]) -> dict[s
     # httpx.Headers merges names case-insensitively: a user's "user-agent" or "accept" replaces
     # ours instead of being sent beside it. Authorization cannot come from the user's headers.
     merged = httpx.Headers(
-        {"Accept": "application/json", "User-Agent": f"animalstore-client-python/{__version__}"}
+        {
+            "Accept": "application/json",
+            # Not the libraries' own list, which names br and zstd when their packages are
+            # installed: see DECODED_ENCODINGS.
+            "Accept-Encoding": "gzip, deflate",
+            "User-Agent": f"animalstore-client-python/{__version__}",
+        }
     )
     merged.update(default_headers)
     merged["Authorization"] = f"Bearer {api_key}"

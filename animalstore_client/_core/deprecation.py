@@ -38,6 +38,8 @@ __all__ = [
 
 #: RFC 9651 Date: "@" and an Integer (at most 15 digits).
 _SF_DATE = re.compile(r"@(-?[0-9]{1,15})")
+#: The year of an HTTP-date, which its preferred form writes in four digits.
+_FOUR_DIGIT_YEAR = re.compile(r"(?:^|\s)([0-9]{4})(?=\s|$)")
 _PACKAGE = __name__.partition(".")[0] + "."
 
 
@@ -84,12 +86,17 @@ def sunset_date(headers: Mapping[str, str]) -> datetime | None:
 
     try:
         date = parsedate_to_datetime(value)
+        year = _FOUR_DIGIT_YEAR.search(value)
+        if year is not None and date.year != int(year[1]):
+            # email.utils reads a year below 100 as 19xx or 20xx, even written in 4 digits.
+            date = date.replace(year=int(year[1]))
+        if date.tzinfo is None:  # "-0000", no zone given: an HTTP-date is in GMT anyway
+            return date.replace(tzinfo=timezone.utc)
+        # Past the years datetime holds once moved to UTC (31 Dec 9999, west of GMT).
+        return date.astimezone(timezone.utc)
     except (TypeError, ValueError, OverflowError, IndexError):
         _ignore("Sunset", value)
         return None
-    if date.tzinfo is None:  # "-0000", no zone given: an HTTP-date is in GMT anyway
-        return date.replace(tzinfo=timezone.utc)
-    return date.astimezone(timezone.utc)
 
 
 def deprecation_link(response: httpx.Response) -> str | None:

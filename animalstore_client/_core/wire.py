@@ -27,10 +27,12 @@ import httpx
 from animalstore_client._core.safe_repr import tolerant_repr
 
 __all__ = [
+    "DECODED_ENCODINGS",
     "REDACTED",
     "Answer",
     "AsyncSender",
     "BodyReader",
+    "Details",
     "Failure",
     "FailureTable",
     "Request",
@@ -43,6 +45,11 @@ __all__ = [
 
 #: What stands for the ``Authorization`` value in every request view an exception carries.
 REDACTED = "[redacted]"
+#: The content codings the SDK asks for (``Accept-Encoding``) and reads: those whose decoders,
+#: on every backend, hand out a body in pieces, so that the size cap bounds a bomb's cost.
+#: httpx decodes ``br`` and ``zstd`` one read at a time in one piece (1.6 KB of brotli can be
+#: 1 GiB at once), and offers no public way to bound it: an answer in either is refused.
+DECODED_ENCODINGS = frozenset({"gzip", "deflate", "identity"})
 
 
 @tolerant_repr
@@ -223,6 +230,14 @@ def deadline_passed(request: Request, view: RequestView) -> SendFailure:
     )
 
 
+#: What a backend says of an answer's status line and headers when asked: the headers as
+#: received (bytes pairs, a value may be any byte), the reason phrase and the protocol.
+Details = tuple[Sequence[tuple[bytes, bytes]], str, bytes]
+
+#: The headers by which the service announces deprecations, lower case.
+_SIGNALS = frozenset({b"deprecation", b"sunset"})
+
+
 @tolerant_repr
 class Answer:
     """A response received in full: status, headers and body, with httpx views on demand.
@@ -231,27 +246,26 @@ class Answer:
         status_code: the HTTP status code.
         headers: the headers, looked up case-insensitively.
         content: the body, decoded from its ``Content-Encoding``.
-        raw_headers: the headers as received, as bytes pairs (a value may be any byte).
-        reason: the status line's reason phrase (``""`` when none was sent).
-        http_version: the protocol, as httpx names it (``b"HTTP/1.1"``).
+        details: returns the raw headers, the reason phrase (``""`` when none was sent) and
+            the protocol as httpx names it (``b"HTTP/1.1"``); called only when needed.
         view: returns the request as an exception may keep it; called only when needed.
         native: the library's own ``httpx.Response``, read in full, if it is one; handed out
             as ``http_response`` (never kept by an exception: its request holds the key).
+        signals: whether the answer carries a ``Deprecation`` or ``Sunset`` header.
 
     Attributes:
-        elapsed: the time from sending the request to having read the body (set by the core).
+        elapsed: seconds from sending the request to having read the body (set by the core).
     """
 
     __slots__ = (
-        "_http_version",
+        "_details",
         "_native",
-        "_raw_headers",
-        "_reason",
         "_response",
         "_view",
         "content",
         "elapsed",
         "headers",
+        "signals",
         "status_code",
     )
 
@@ -260,23 +274,21 @@ class Answer:
         status_code: int,
         headers: Mapping[str, str],
         content: bytes,
-        raw_headers: Sequence[tuple[bytes, bytes]],
         *,
-        reason: str,
-        http_version: bytes,
+        details: Callable[[], Details],
         view: Callable[[], RequestView],
         native: httpx.Response | None = None,
+        signals: bool = False,
     ) -> None:
         self.status_code: int = status_code
         self.headers: Mapping[str, str] = headers
         self.content: bytes = content
-        self._raw_headers = raw_headers
-        self._reason = reason
-        self._http_version = http_version
+        self.signals: bool = signals
+        self._details = details
         self._view = view
         self._native = native
         self._response: httpx.Response | None = native
-        self.elapsed: timedelta | None = None
+        self.elapsed: float | None = None
 
     def http_headers(self) -> httpx.Headers:
         """Return the headers as received, as ``httpx.Headers``."""
@@ -285,19 +297,20 @@ class Answer:
     def http_response(self) -> httpx.Response:
         """Return the answer as an ``httpx.Response`` (read), built on first use."""
         if self._response is None:
-            extensions: dict[str, object] = {"http_version": self._http_version}
-            if self._reason:
+            raw_headers, reason, http_version = self._details()
+            extensions: dict[str, object] = {"http_version": http_version}
+            if reason:
                 # As a status line carries it: bytes, which may be any byte of Latin-1.
-                extensions["reason_phrase"] = self._reason.encode("latin-1", "replace")
+                extensions["reason_phrase"] = reason.encode("latin-1", "replace")
             self._response = response_view(
                 self.status_code,
-                self._raw_headers,
+                raw_headers,
                 self.content,
                 self._view().request_view(),
                 extensions,
             )
             if self.elapsed is not None:
-                self._response.elapsed = self.elapsed
+                self._response.elapsed = timedelta(seconds=self.elapsed)
         return self._response
 
     def request_view(self) -> httpx.Request:
@@ -308,71 +321,106 @@ class Answer:
         """Return the answer as an exception may keep it: no object that holds the key.
 
         The request itself (its headers) and the library's response (its request's) are left
-        behind; what remains is a ``RequestView``.
+        behind; what remains is a ``RequestView`` and the details, read now.
         """
-        view = self._view()
+        view, details = self._view(), self._details()
         recorded = Answer(
             self.status_code,
             self.headers,
             self.content,
-            self._raw_headers,
-            reason=self._reason,
-            http_version=self._http_version,
+            details=lambda: details,
             view=lambda: view,
+            signals=self.signals,
         )
         recorded.elapsed = self.elapsed
         return recorded
 
     def reason_phrase(self) -> str:
         """Return the status line's reason phrase (``""`` when none was sent)."""
-        return self._reason
+        return self._details()[1]
 
     def __repr__(self) -> str:
         return f"<Answer {self.status_code}>"
 
 
-def fits(headers: Mapping[str, str], cap: int | None) -> bool:
-    """Whether a body is sure to stay within ``cap`` before a byte of it is read.
-
-    So it is when it is neither encoded nor chunked and its ``Content-Length`` is within the
-    cap: the HTTP libraries then read exactly that length (h11 fails on a longer body; with
-    ``Transfer-Encoding`` it would follow the chunks and ignore the length).
-    """
-    if cap is None:
-        return True
-    if "content-encoding" in headers or "transfer-encoding" in headers:
-        return False
-    length = headers.get("content-length", "")
-    return length.isascii() and length.isdigit() and int(length) <= cap
+def _decoded(encoding: str) -> bool:
+    """Whether every coding in a ``Content-Encoding`` value is one the SDK decodes."""
+    codings = (coding.strip().lower() for coding in encoding.split(","))
+    return all(coding in DECODED_ENCODINGS for coding in codings if coding)
 
 
 class BodyReader:
     """Reads an answer's body for a backend: the one place that applies the cap and deadline.
 
-    A body that surely fits (``fits``), in a call without a deadline, is read the library's
-    plain way (``plain``), which is what the common answer costs; the backend then hands the
-    body to ``check``. Any other is read in the pieces the library hands out, each given to
-    ``add``, so that a huge answer or a decompression bomb costs about the cap in memory, and
-    a body dripping past the deadline stops at the next piece, even in an attempt its caller
-    gave up on.
+    It reads the headers once, as received. A body that surely fits, in a call without a
+    deadline, is read the library's plain way (``plain``), which is what the common answer
+    costs; the backend then hands its size to ``check``. Any other is read in the pieces the
+    library hands out, each given to ``add``, so that a huge answer or a decompression bomb
+    costs about the cap in memory, and a body dripping past the deadline stops at the next
+    piece, even in an attempt its caller gave up on. A body in an encoding the SDK did not ask
+    for is not read at all (``refusal``).
+
+    A body surely fits when it is neither encoded nor chunked and its ``Content-Length`` is
+    within the cap: the HTTP libraries then read exactly that length (h11 fails on a longer
+    body; with ``Transfer-Encoding`` it would follow the chunks and ignore the length).
 
     Args:
         request: the request being answered.
-        headers: the answer's headers.
+        raw_headers: the answer's headers as received, as bytes pairs.
         view: returns the request as an exception may keep it.
     """
 
-    __slots__ = ("_parts", "_request", "_size", "_view", "plain")
+    __slots__ = ("_parts", "_request", "_size", "_view", "plain", "refusal", "signals")
 
     def __init__(
-        self, request: Request, headers: Mapping[str, str], view: Callable[[], RequestView]
+        self,
+        request: Request,
+        raw_headers: Iterable[tuple[bytes, bytes]],
+        view: Callable[[], RequestView],
     ) -> None:
         self._request = request
         self._view = view
         self._parts: list[bytes] = []
         self._size = 0
+        length: bytes | None = None
+        encoding: bytes | None = None
+        chunked = signals = False
+        # One pass over the raw pairs: a fraction of what four lookups in a library's
+        # case-insensitive headers cost, on every call.
+        for name, value in raw_headers:
+            name = name.lower()
+            if name == b"content-length":
+                length = value
+            elif name == b"content-encoding":
+                encoding = value if encoding is None else encoding + b"," + value
+            elif name == b"transfer-encoding":
+                chunked = True
+            elif name in _SIGNALS:
+                signals = True
+        cap = request.max_bytes
         #: Whether to read the body the library's plain way.
-        self.plain = request.ends is None and fits(headers, request.max_bytes)
+        self.plain: bool = request.ends is None and (
+            cap is None
+            or (
+                encoding is None
+                and not chunked
+                and length is not None
+                and length.isdigit()
+                and int(length) <= cap
+            )
+        )
+        #: Whether the answer carries a ``Deprecation`` or ``Sunset`` header.
+        self.signals: bool = signals
+        #: Why the body must not be read at all (an encoding the SDK did not ask for), if so.
+        self.refusal: SendFailure | None = None
+        if encoding is not None and not _decoded(encoding.decode("latin-1")):
+            self.refusal = SendFailure(
+                Failure.FATAL,
+                f"the response body is encoded as {encoding.decode('latin-1')!r}, which the "
+                "SDK did not ask for (Accept-Encoding: gzip, deflate) and does not decode",
+                timeout=False,
+                view=view(),
+            )
 
     def add(self, chunk: bytes) -> SendFailure | None:
         """Keep the next piece of the body; return why reading must stop, if it must."""

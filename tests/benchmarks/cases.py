@@ -47,11 +47,9 @@ __all__ = ["Settings", "Verdict", "run_all"]
 
 API_KEY = "bench-key"
 BASE_URL = "http://bench.test/v1"
-HEADERS = {
-    "Accept": "application/json",
-    "User-Agent": Client(api_key=API_KEY)._options.headers["user-agent"],
-    "Authorization": f"Bearer {API_KEY}",
-}
+#: The headers the SDK sends (Accept, Accept-Encoding, User-Agent, Authorization), sent by
+#: every baseline too.
+HEADERS = dict(Client(api_key=API_KEY)._options.headers)
 STATUSES: tuple[PetStatusLiteral, ...] = ("available", "pending", "sold")
 WIRE_PETS = [
     {"id": i, "name": f"pet-{i}", "categoryId": i % 7, "status": STATUSES[i % 3]}
