@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import NoReturn
 
-from animalstore_client._cli.output import OUTPUT_FORMATS, print_error, print_result
+from animalstore_client._cli.output import OUTPUT_FORMATS, OutputError, print_error, print_result
 from animalstore_client._client import Client
 from animalstore_client._core.config import (
     API_KEY_VARIABLE,
@@ -39,6 +39,7 @@ EXIT_OK = 0
 EXIT_API_ERROR = 1
 EXIT_USAGE = 2
 EXIT_UNREACHABLE = 3
+EXIT_OUTPUT = 4  # the result could not be written to stdout (a full disk, a closed stdout)
 EXIT_INTERRUPTED = 130  # the shell's code for a process ended by SIGINT
 EXIT_BROKEN_PIPE = 141  # the shell's code for a process ended by SIGPIPE
 
@@ -73,6 +74,7 @@ exit status:
   1    the API answered with an error (mock-server: the port cannot be bound)
   2    bad usage or a bad argument, found before anything is sent
   3    the API could not be reached (connection failed or timed out)
+  4    the result could not be written to stdout (a full disk, a closed stdout)
   130  interrupted (Ctrl-C)
   141  stdout was closed early (the reader of a pipe, like 'head', exited)
 """
@@ -102,6 +104,9 @@ def main(argv: Sequence[str] | None = None, *, prog: str = "animalstore") -> int
         # stdout must not be flushed again at exit.
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return EXIT_BROKEN_PIPE
+    except OutputError as error:
+        print(f"error: {error}", file=sys.stderr, flush=True)
+        return EXIT_OUTPUT
 
 
 # -- the commands -------------------------------------------------------------------------
@@ -232,17 +237,21 @@ def _warnings_as_notices() -> Iterator[None]:
     Python's own format (file, line, source) means nothing to a command-line user; any other
     warning is shown as Python would.
     """
-    show = warnings.showwarning
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always", DeprecationWarning)
-        try:
+    caught: list[warnings.WarningMessage] = []
+    try:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always", DeprecationWarning)
             yield
-        finally:
-            for warning in caught:
-                if issubclass(warning.category, DeprecationWarning):
-                    _notice(f"notice: {warning.message}")
-                else:
-                    show(warning.message, warning.category, warning.filename, warning.lineno)
+    finally:
+        # Shown once the recording has stopped: shown inside, a warning would be recorded
+        # again, and the loop over the record would never end.
+        for warning in caught:
+            if issubclass(warning.category, DeprecationWarning):
+                _notice(f"notice: {warning.message}")
+            else:
+                warnings.showwarning(
+                    warning.message, warning.category, warning.filename, warning.lineno
+                )
 
 
 # -- the parser -----------------------------------------------------------------------------

@@ -23,6 +23,10 @@ _COLUMNS = ("id", "name", "category", "status")
 _RIGHT_ALIGNED = (True, False, True, False)
 
 
+class OutputError(Exception):
+    """The result could not be written to stdout: a full disk, a closed stdout ..."""
+
+
 def print_result(result: sdk.Pet | list[sdk.Pet], output: str | None) -> None:
     r"""Print a command's result on stdout.
 
@@ -32,7 +36,26 @@ def print_result(result: sdk.Pet | list[sdk.Pet], output: str | None) -> None:
             json otherwise. JSON is written as UTF-8, with a lone surrogate (which UTF-8 cannot
             encode) as a ``\ud800`` escape; on a terminal every character that is not
             printable (C1 controls, bidi overrides ...) is written as such an escape too.
+
+    Raises:
+        OutputError: stdout is closed, or writing to it failed (``BrokenPipeError`` aside,
+            which the command line handles as the end of a pipe).
     """
+    if sys.stdout is None:  # started with stdout closed (`>&-`)
+        raise OutputError("cannot write the result: stdout is closed")
+    try:
+        _write_result(result, output)
+    except BrokenPipeError:
+        raise
+    except OSError as error:
+        # Raised outside the handler: the error chains nothing.
+        problem = f"cannot write the result to stdout: {error.strerror or error}"
+    else:
+        return
+    raise OutputError(problem)
+
+
+def _write_result(result: sdk.Pet | list[sdk.Pet], output: str | None) -> None:
     if output is None:
         output = "table" if sys.stdout.isatty() else "json"
     pets = result if isinstance(result, list) else [result]

@@ -653,6 +653,74 @@ def test_a_closed_pipe_ends_quietly(api: Server) -> None:
     assert completed.stderr == b""
 
 
+@pytest.mark.skipif(not Path("/dev/full").exists(), reason="needs /dev/full")
+def test_a_full_disk_is_one_error_line_and_exit_4(api: Server) -> None:
+    rex(api)
+    with open("/dev/full", "wb") as full:
+        completed = subprocess.run(
+            [*DEFAULT_LAUNCHER, "pets", "list"],
+            stdout=full,
+            stderr=subprocess.PIPE,
+            env=environment(api.base_url, KEY),
+            timeout=TIMEOUT,
+            check=False,
+        )
+    assert completed.returncode == 4
+    assert completed.stderr.decode() == (
+        "error: cannot write the result to stdout: No space left on device\n"
+    )
+
+
+def test_a_closed_stdout_is_one_error_line_and_exit_4(api: Server) -> None:
+    rex(api)
+    completed = subprocess.run(
+        ["sh", "-c", 'exec "$@" >&-', "sh", *DEFAULT_LAUNCHER, "pets", "list"],
+        stderr=subprocess.PIPE,
+        env=environment(api.base_url, KEY),
+        timeout=TIMEOUT,
+        check=False,
+    )
+    assert completed.returncode == 4
+    assert completed.stderr.decode() == "error: cannot write the result: stdout is closed\n"
+    assert len(api.store.requests) == 1  # the call was made; only its output was lost
+
+
+def test_a_sunset_date_past_the_year_9999_is_ignored_and_the_pet_created() -> None:
+    from tests.reliability.faultserver import FaultServer, Reply
+
+    pet = {"id": 1, "name": "Rex", "categoryId": 3}
+    sunset = ("Sunset", "Fri, 31 Dec 9999 23:00:00 -0500")  # 10000 in UTC: past datetime
+    with FaultServer() as server:
+        server.script(Reply(201, json=pet, headers=[sunset]))
+        result = run("pets create --name Rex --category-id 3", base_url=server.base_url)
+        assert len(server.requests) == 1
+    assert result.returncode == 0, result.stderr
+    assert result.json() == pet
+    assert result.stderr == ""
+
+
+def test_other_warnings_are_not_printed_as_notices(api: Server, tmp_path: Path) -> None:
+    # A warning that is not the SDK's DeprecationWarning, raised while the command runs (by
+    # a library the user's environment loads, say), is left to Python's own warning display.
+    startup = tmp_path / "sitecustomize.py"
+    startup.write_text(
+        "import warnings, animalstore_client._client as c\n"
+        "original = c.Client._request\n"
+        "def noisy(self, *args, **kwargs):\n"
+        "    warnings.warn('something else', UserWarning)\n"
+        "    return original(self, *args, **kwargs)\n"
+        "c.Client._request = noisy\n"
+    )
+    result = run(
+        "pets list",
+        base_url=api.base_url,
+        PYTHONPATH=os.pathsep.join([str(tmp_path), str(REPO_ROOT)]),
+    )
+    assert result.returncode == 0
+    assert not any(line.startswith("notice:") for line in result.stderr_lines())
+    assert "UserWarning: something else" in result.stderr
+
+
 # -- --verbose ------------------------------------------------------------------------------
 
 
