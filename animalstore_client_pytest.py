@@ -42,7 +42,7 @@ __all__ = [
 
 @pytest.fixture
 def animalstore_store() -> FakeAnimalStore:
-    """A fresh, empty in-memory animal store for one test, accepting the key ``test-key``.
+    """Give each test a fresh, empty in-memory animal store, accepting the key ``test-key``.
 
     Returns:
         The store: seed it (``add_pet``), script faults (``inject``), read what it received
@@ -55,7 +55,7 @@ def animalstore_store() -> FakeAnimalStore:
 
 @pytest.fixture
 def animalstore_client(animalstore_store: FakeAnimalStore) -> Iterator[Client]:
-    """An SDK ``Client`` that talks to ``animalstore_store`` in process, closed after the test.
+    """Give an SDK ``Client`` that talks to ``animalstore_store`` in process, closed after.
 
     Yields:
         The client, with the SDK's default options.
@@ -66,7 +66,7 @@ def animalstore_client(animalstore_store: FakeAnimalStore) -> Iterator[Client]:
 
 @pytest.fixture
 def animalstore_async_client(animalstore_store: FakeAnimalStore) -> Iterator[AsyncClient]:
-    """An SDK ``AsyncClient`` that talks to ``animalstore_store`` in process.
+    """Give an SDK ``AsyncClient`` that talks to ``animalstore_store`` in process.
 
     A plain (not async) fixture, so any async test runner can use it. It needs no event loop
     to be closed: its in-process transport holds no connection.
@@ -84,7 +84,7 @@ def animalstore_async_client(animalstore_store: FakeAnimalStore) -> Iterator[Asy
 
 @pytest.fixture
 def animalstore_base_url(animalstore_store: FakeAnimalStore) -> Iterator[str]:
-    """``animalstore_store`` served over HTTP on 127.0.0.1 for the duration of the test.
+    """Serve ``animalstore_store`` over HTTP on 127.0.0.1 for the duration of the test.
 
     Yields:
         The base URL, ``"http://127.0.0.1:<port>/v1"``, for code that takes a URL (with the

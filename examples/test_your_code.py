@@ -94,9 +94,7 @@ def test_a_503_is_retried_with_the_same_idempotency_key(
     assert first.headers["idempotency-key"] == retry.headers["idempotency-key"]
 
 
-def test_a_400_is_reported(
-    animalstore_store: FakeAnimalStore, animalstore_client: Client
-) -> None:
+def test_a_400_is_reported(animalstore_store: FakeAnimalStore, animalstore_client: Client) -> None:
     animalstore_store.inject(Fault.error(400, "invalid_field", "name is taken"))
 
     assert add_or_report(animalstore_client, "Rex") == "rejected: name is taken"
@@ -117,7 +115,7 @@ def test_a_lost_answer_does_not_create_a_duplicate(
     # The service stores the animal, then the connection drops: the answer is lost. Against
     # a service that honours Idempotency-Key, the repeat with the same key stores nothing new.
     animalstore_store.honour_idempotency_keys = True
-    animalstore_store.inject(Fault.drop_after(operation="create"))
+    animalstore_store.inject(Fault.drop(processed=True, operation="create"))
 
     pet = add_once(animalstore_client, "Rex", request_key="restock-2030-01-rex")
 
@@ -136,7 +134,9 @@ def test_restock_async_creates_every_pet(
 
 def test_a_revoked_key_is_not_caught(animalstore_store: FakeAnimalStore) -> None:
     # A client of the store's with other options, when the fixture's defaults do not fit.
-    with animalstore_store.client(api_key="revoked", max_retries=0) as client:
-        with pytest.raises(AuthenticationError):  # add_or_report lets a 401 through
-            add_or_report(client, "Rex")
+    with (
+        animalstore_store.client(api_key="revoked", max_retries=0) as client,
+        pytest.raises(AuthenticationError),  # add_or_report lets a 401 through
+    ):
+        add_or_report(client, "Rex")
     assert animalstore_store.pets == []

@@ -33,7 +33,7 @@ Usage, with no animal store server anywhere::
     # Script failures: the next create answers 503, the one after loses its answer.
     store.inject(
         Fault.error(503, retry_after=0.01, operation="create"),
-        Fault.drop_after(operation="create"),
+        Fault.drop(processed=True, operation="create"),
     )
     store.honour_idempotency_keys = True  # off by default: the spec does not promise it
 

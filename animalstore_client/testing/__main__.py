@@ -1,9 +1,9 @@
 """Run a fake animal store in the foreground: ``python -m animalstore_client.testing``.
 
 Options: ``--port`` (default 8080, 0 for a free one), ``--api-key`` (default
-``test-key``), ``--fault`` (repeatable: see ``Fault.parse``) and
-``--honour-idempotency-keys``. Prints the ``export`` lines that point the SDK at it, then serves until Ctrl-C,
-which exits with status 130. ``animalstore mock-server`` runs the same loop.
+``test-key``), and ``--fault`` (repeatable: see ``Fault.parse``); ``animalstore
+mock-server`` also takes ``--honour-idempotency-keys``. Prints the ``export`` lines that point the SDK at it, then
+serves until Ctrl-C, which exits with status 130. ``animalstore mock-server`` runs the same loop.
 """
 
 from __future__ import annotations
@@ -33,9 +33,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         The exit status: 130 after Ctrl-C, 1 when the port cannot be bound.
     """
     args = _parser().parse_args(argv)
-    return serve_in_foreground(
-        args.port, args.api_key, args.fault, honour_idempotency_keys=args.honour_idempotency_keys
-    )
+    return serve_in_foreground(args.port, args.api_key, args.fault)
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -56,11 +54,6 @@ def _parser() -> argparse.ArgumentParser:
     )
     parser.add_argument(
         "--fault", type=fault_option, action="append", default=[], metavar="FAULT", help=FAULT_HELP
-    )
-    parser.add_argument(
-        "--honour-idempotency-keys",
-        action="store_true",
-        help="answer a POST whose Idempotency-Key was seen before with the first answer again",
     )
     return parser
 

@@ -60,6 +60,7 @@ NOT_JSON_BODY = b"<html><body><h1>502 Bad Gateway</h1></body></html>"
 #: The body of a ``wrong_schema`` answer: JSON, but neither a Pet, a list of them nor an Error.
 WRONG_SCHEMA_BODY = b'{"id":"1","name":7,"categoryId":null}'
 _ERROR_ONLY = ("status", "code", "message", "headers")
+_MALFORMED = ("not_json", "wrong_schema", "truncated")
 
 
 def _check_kind(instance: Fault, attribute: attrs.Attribute[str], value: str) -> None:
@@ -112,9 +113,9 @@ def _headers(value: object) -> tuple[tuple[str, str], ...]:
 class Fault:
     """One scripted fault: what goes wrong, for which operation, and how many times.
 
-    Make one with a constructor named after its kind (:meth:`error`, :meth:`delay`,
-    :meth:`drop_before`, :meth:`drop_after`, :meth:`not_json`, :meth:`wrong_schema`,
-    :meth:`truncated`) or from the command line's text with :meth:`parse`, and hand it to
+    Make one with :meth:`error`, :meth:`delay`, :meth:`drop` (``drop_before``,
+    ``drop_after``) or :meth:`malformed` (``not_json``, ``wrong_schema``, ``truncated``), or
+    from the command line's text with :meth:`parse`, and hand it to
     ``FakeAnimalStore.inject``. Each constructor takes ``operation`` (``"list"``,
     ``"create"``, ``"get"`` or ``"any"``, the default) and ``times`` (how many matching
     requests it applies to, 1 by default; ``None``: every one until the store is reset).
@@ -159,7 +160,7 @@ class Fault:
 
     kind: FaultKind = attrs.field(validator=_check_kind)
     operation: OperationName = attrs.field(default="any", validator=_check_operation)
-    times: int | None = attrs.field(default=1, validator=_check_times)
+    times: int | None = attrs.field(default=1, validator=_check_times)  # type: ignore[arg-type]
     status: int | None = attrs.field(default=None)
     code: str | None = attrs.field(default=None)
     message: str | None = attrs.field(default=None)
@@ -204,9 +205,9 @@ class Fault:
         status: int,
         code: str | None = None,
         message: str | None = None,
-        *,
         retry_after: float | None = None,
         headers: Mapping[str, str] | None = None,
+        *,
         operation: OperationName = "any",
         times: int | None = 1,
     ) -> Fault:
@@ -253,27 +254,40 @@ class Fault:
     ) -> Fault:
         """Process the request at once and send its answer ``seconds`` later.
 
+        A client whose read timeout or ``deadline=`` runs out first raises
+        ``APITimeoutError``; the request was processed all the same.
+
         Args:
             seconds: how long the answer waits, 0 or more.
-            operation: the requests it applies to.
-            times: how many of them; ``None``: every one until reset.
+            operation: the requests it delays (``"any"``: all).
+            times: how many matching requests it delays; ``None``: all, until reset.
 
         Returns:
-            The fault.
+            The fault, for ``FakeAnimalStore.inject``.
 
         Raises:
-            TypeError: ``seconds`` is not a number.
+            TypeError: ``seconds`` is not a number (or ``times`` not an int).
             ValueError: ``seconds`` is negative or not finite; a bad ``operation`` or ``times``.
         """
         return cls("delay", operation, times, seconds=seconds)
 
     @classmethod
-    def drop_before(
-        cls, *, reset: bool = False, operation: OperationName = "any", times: int | None = 1
+    def drop(
+        cls,
+        *,
+        processed: bool,
+        reset: bool = False,
+        operation: OperationName = "any",
+        times: int | None = 1,
     ) -> Fault:
-        """Drop the connection without processing the request: nothing stored, no answer.
+        """Drop the connection without answering, before or after processing the request.
+
+        ``processed=False`` is a ``drop_before`` fault: nothing is stored. ``processed=True``
+        is a ``drop_after`` one: the request is processed (a create stores its animal) and
+        the answer is lost.
 
         Args:
+            processed: whether the store processes the request before the drop.
             reset: a TCP reset rather than a hang-up.
             operation: the requests it applies to.
             times: how many of them; ``None``: every one until reset.
@@ -282,36 +296,29 @@ class Fault:
             The fault.
 
         Raises:
-            TypeError: ``reset`` is not a bool, or ``times`` not an int.
+            TypeError: ``processed`` or ``reset`` is not a bool, or ``times`` not an int.
             ValueError: a bad ``operation`` or ``times``.
         """
-        return cls("drop_before", operation, times, reset=reset)
+        if not isinstance(processed, bool):
+            raise TypeError(f"processed must be a bool, got {type(processed).__name__}")
+        return cls("drop_after" if processed else "drop_before", operation, times, reset=reset)
 
     @classmethod
-    def drop_after(
-        cls, *, reset: bool = False, operation: OperationName = "any", times: int | None = 1
+    def malformed(
+        cls,
+        kind: Literal["not_json", "wrong_schema", "truncated"],
+        *,
+        operation: OperationName = "any",
+        times: int | None = 1,
     ) -> Fault:
-        """Process the request (a create stores its animal), then drop the connection unanswered.
+        """Process the request, then answer with a broken body.
+
+        ``"not_json"``: the answer's status and headers, an HTML page as its body.
+        ``"wrong_schema"``: JSON that fits no schema of the API. ``"truncated"``: the full
+        ``Content-Length``, half the body, then a hang-up.
 
         Args:
-            reset: a TCP reset rather than a hang-up.
-            operation: the requests it applies to.
-            times: how many of them; ``None``: every one until reset.
-
-        Returns:
-            The fault.
-
-        Raises:
-            TypeError: ``reset`` is not a bool, or ``times`` not an int.
-            ValueError: a bad ``operation`` or ``times``.
-        """
-        return cls("drop_after", operation, times, reset=reset)
-
-    @classmethod
-    def not_json(cls, *, operation: OperationName = "any", times: int | None = 1) -> Fault:
-        """Process the request; answer with its status but an HTML page as the body.
-
-        Args:
+            kind: ``"not_json"``, ``"wrong_schema"`` or ``"truncated"``.
             operation: the requests it applies to.
             times: how many of them; ``None``: every one until reset.
 
@@ -320,43 +327,11 @@ class Fault:
 
         Raises:
             TypeError: ``times`` is not an int.
-            ValueError: a bad ``operation`` or ``times``.
+            ValueError: another ``kind``; a bad ``operation`` or ``times``.
         """
-        return cls("not_json", operation, times)
-
-    @classmethod
-    def wrong_schema(cls, *, operation: OperationName = "any", times: int | None = 1) -> Fault:
-        """Process the request; answer with its status but JSON that fits no schema of the API.
-
-        Args:
-            operation: the requests it applies to.
-            times: how many of them; ``None``: every one until reset.
-
-        Returns:
-            The fault.
-
-        Raises:
-            TypeError: ``times`` is not an int.
-            ValueError: a bad ``operation`` or ``times``.
-        """
-        return cls("wrong_schema", operation, times)
-
-    @classmethod
-    def truncated(cls, *, operation: OperationName = "any", times: int | None = 1) -> Fault:
-        """Process the request; send half the answer's body, then drop the connection.
-
-        Args:
-            operation: the requests it applies to.
-            times: how many of them; ``None``: every one until reset.
-
-        Returns:
-            The fault.
-
-        Raises:
-            TypeError: ``times`` is not an int.
-            ValueError: a bad ``operation`` or ``times``.
-        """
-        return cls("truncated", operation, times)
+        if kind not in _MALFORMED:
+            raise ValueError(f"kind must be one of {', '.join(_MALFORMED)}, got {kind!r}")
+        return cls(kind, operation, times)
 
     @classmethod
     def parse(cls, text: str) -> Fault:
@@ -445,14 +420,13 @@ class Fault:
             For example ``"the next 2 create requests: answer 503 unavailable, Retry-After:
             1"``.
         """
-        which = "every" if self.operation == "any" else f"{self.operation}"
+        requests = "request" if self.operation == "any" else f"{self.operation} request"
         if self.times is None:
-            scope = f"every {'' if self.operation == 'any' else which + ' '}request, until reset"
+            scope = f"every {requests}, until reset"
         elif self.times == 1:
-            scope = f"the next {'' if self.operation == 'any' else which + ' '}request"
+            scope = f"the next {requests}"
         else:
-            scope = f"the next {self.times} {'' if self.operation == 'any' else which + ' '}"
-            scope += "requests"
+            scope = f"the next {self.times} {requests}s"
         return f"{scope}: {_ACTIONS[self.kind](self)}"
 
 
@@ -465,7 +439,7 @@ def _drop(fault: Fault) -> str:
     return "reset the connection" if fault.reset else "hang up"
 
 
-_ACTIONS = {
+_ACTIONS: dict[str, Callable[[Fault], str]] = {
     "error": _describe_error,
     "delay": lambda fault: f"process it, answer {fault.seconds:g} s late",
     "drop_before": lambda fault: f"{_drop(fault)} without processing it",
@@ -567,7 +541,7 @@ class FaultScript:
             self._pending.clear()
 
     def pending(self) -> list[Fault]:
-        """The faults still to apply, in order, each ``times`` what is left of it."""
+        """Return the faults still to apply, in order, each ``times`` what is left of it."""
         with self._lock:
             return list(self._pending)
 
@@ -600,6 +574,6 @@ def malformed_body(fault: Fault, response: RawResponse) -> RawResponse:
 
 
 def error_body(fault: Fault) -> bytes:
-    """The Error body of an ``error`` fault."""
+    """Return the Error body of an ``error`` fault."""
     payload = {"code": fault.code, "message": fault.message, "status": fault.status}
     return json.dumps(payload, separators=(",", ":")).encode()

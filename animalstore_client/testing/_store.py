@@ -328,8 +328,8 @@ class FakeAnimalStore:
         Example::
 
             store.inject(
-                Fault.error(503, retry_after=0.01, operation="create"),  # then success
-                Fault.drop_after(operation="create"),                    # then a lost answer
+                Fault.error(503, retry_after=0.01, operation="create"),  # then a success
+                Fault.drop(processed=True, operation="create"),  # then a lost answer
             )
 
         Args:
@@ -551,11 +551,11 @@ class FakeAnimalStore:
     def _answer(self, request: RecordedRequest) -> RawResponse:
         """Process a recorded request and return its answer (the caller holds the lock)."""
         key = request.headers.get("idempotency-key")
-        remember = self._honour_idempotency_keys and request.method == "POST" and key
+        remember = self._honour_idempotency_keys and request.method == "POST" and key is not None
         signals: _Headers = ()
         try:
             self._authenticate(request.headers.get("authorization"))
-            if remember and key in self._answers_by_key:
+            if remember and key is not None and key in self._answers_by_key:
                 status, headers, body = self._answers_by_key[key]
                 return status, [*headers, ("idempotent-replayed", "true")], body
             operation, handler, call = self._route(
@@ -567,7 +567,7 @@ class FakeAnimalStore:
             response = self._error_response(error, signals)
         else:
             response = self._response(status, payload, signals)
-        if remember and response[0] != 401:
+        if remember and key is not None and response[0] != 401:
             self._answers_by_key[key] = response
         return response
 
@@ -646,7 +646,7 @@ class FakeAnimalStore:
         return status, [*self._base_headers(body), *extra_headers], body
 
     def _base_headers(self, body: bytes) -> list[tuple[str, str]]:
-        """The headers of every answer; each call takes the next request id."""
+        """Return the headers of every answer; each call takes the next request id."""
         request_id = f"req_{self._next_request_id}"
         self._next_request_id += 1
         return [
@@ -679,7 +679,7 @@ _OPERATIONS = tuple(
 
 
 def _operation_of(method: str, path: str) -> str | None:
-    """The operation a request is, as faults name it (``"create"``), or ``None`` if none."""
+    """Return the operation a request is, as faults name it (``"create"``), or ``None``."""
     for pattern, template, handlers in _ROUTES:
         if method in handlers and pattern.fullmatch(path):
             return OPERATION_OF_ROUTE[f"{method} {template}"]

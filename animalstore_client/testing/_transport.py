@@ -65,15 +65,13 @@ class FakeTransport(httpx.BaseTransport, httpx.AsyncBaseTransport):
         """Answer one request from an ``httpx.AsyncClient``, under asyncio or trio.
 
         Args:
-            request: the request to answer; its body is read in full.
+            request: the request to answer, as :meth:`handle_request` does.
 
         Returns:
-            The store's response; its body is loaded, unless a fault truncates it.
+            The store's response, as :meth:`handle_request`'s.
 
         Raises:
-            httpx.RemoteProtocolError: a scripted fault dropped the connection.
-            httpx.ReadError: a scripted fault reset the connection.
-            httpx.ReadTimeout: a scripted delay outlasted the request's read timeout.
+            httpx.TransportError: as :meth:`handle_request` raises.
         """
         plan = self._plan(request, await request.aread())
         if plan.delay:

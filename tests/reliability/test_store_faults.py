@@ -139,7 +139,7 @@ def test_a_create_dropped_before_processing_raises_maybe_sent_and_stores_nothing
     store: FakeAnimalStore, connect: Callable[..., Api], reset: bool
 ) -> None:
     api = connect(max_retries=2)
-    store.inject(Fault.drop_before(reset=reset, operation="create"))
+    store.inject(Fault.drop(processed=False, reset=reset, operation="create"))
 
     with pytest.raises(APIConnectionError) as caught:
         api.create_pet(name="Rex", category_id=3)
@@ -154,7 +154,7 @@ def test_a_create_dropped_after_processing_is_not_resent_and_is_stored_once(
     store: FakeAnimalStore, connect: Callable[..., Api], reset: bool
 ) -> None:
     api = connect(max_retries=2)
-    store.inject(Fault.drop_after(reset=reset, operation="create"))
+    store.inject(Fault.drop(processed=True, reset=reset, operation="create"))
 
     with pytest.raises(APIConnectionError):
         api.create_pet(name="Rex", category_id=3, idempotency_key="restock-rex")
@@ -168,7 +168,7 @@ def test_the_callers_own_retry_with_the_same_key_stores_one_animal_when_keys_are
 ) -> None:
     store.honour_idempotency_keys = True
     api = connect(max_retries=2)
-    store.inject(Fault.drop_after(operation="create"))
+    store.inject(Fault.drop(processed=True, operation="create"))
     with pytest.raises(APIConnectionError):
         api.create_pet(name="Rex", category_id=3, idempotency_key="restock-rex")
 
@@ -182,7 +182,7 @@ def test_without_honoured_keys_the_same_retry_stores_the_animal_twice(
     store: FakeAnimalStore, connect: Callable[..., Api]
 ) -> None:
     api = connect(max_retries=2)
-    store.inject(Fault.drop_after(operation="create"))
+    store.inject(Fault.drop(processed=True, operation="create"))
     with pytest.raises(APIConnectionError):
         api.create_pet(name="Rex", category_id=3, idempotency_key="restock-rex")
 
@@ -191,7 +191,9 @@ def test_without_honoured_keys_the_same_retry_stores_the_animal_twice(
     assert [pet.id for pet in store.pets] == [1, 2]  # what the docs warn of
 
 
-@pytest.mark.parametrize("fault", [Fault.drop_before(), Fault.drop_after(reset=True)])
+@pytest.mark.parametrize(
+    "fault", [Fault.drop(processed=False), Fault.drop(processed=True, reset=True)]
+)
 def test_a_dropped_list_is_retried(
     store: FakeAnimalStore, connect: Callable[..., Api], fault: Fault
 ) -> None:
@@ -233,7 +235,9 @@ def test_a_delay_past_the_read_timeout_is_retried_for_a_list(
     assert len(store.requests) == 2
 
 
-@pytest.mark.parametrize("fault", [Fault.not_json(), Fault.wrong_schema()], ids=lambda f: f.kind)
+@pytest.mark.parametrize(
+    "fault", [Fault.malformed("not_json"), Fault.malformed("wrong_schema")], ids=lambda f: f.kind
+)
 def test_a_malformed_answer_raises_response_validation_error(
     store: FakeAnimalStore, connect: Callable[..., Api], fault: Fault
 ) -> None:
@@ -251,7 +255,10 @@ def test_a_truncated_create_answer_is_maybe_sent_and_a_list_is_retried(
     store: FakeAnimalStore, connect: Callable[..., Api]
 ) -> None:
     api = connect(max_retries=1)
-    store.inject(Fault.truncated(operation="create"), Fault.truncated(operation="list"))
+    store.inject(
+        Fault.malformed("truncated", operation="create"),
+        Fault.malformed("truncated", operation="list"),
+    )
 
     with pytest.raises(APIConnectionError):
         api.create_pet(name="Rex", category_id=3)

@@ -20,24 +20,24 @@ from animalstore_client.testing import FakeAnimalStore, Fault
     ("make", "error", "names"),
     [
         (lambda: Fault.error(200), ValueError, "status"),
-        (lambda: Fault.error("503"), TypeError, "status"),
+        (lambda: Fault.error("503"), TypeError, "status"),  # type: ignore[arg-type]
         (lambda: Fault.error(503, retry_after=-1), ValueError, "retry_after"),
         (lambda: Fault.error(503, headers={"Content-Length": "1"}), ValueError, "headers"),
         (lambda: Fault.error(503, headers={"X": "a\nb"}), ValueError, "headers"),
-        (lambda: Fault.error(503, code=5), TypeError, "code"),
+        (lambda: Fault.error(503, code=5), TypeError, "code"),  # type: ignore[arg-type]
         (lambda: Fault.delay(-1), ValueError, "seconds"),
         (lambda: Fault.delay(float("nan")), ValueError, "seconds"),
-        (lambda: Fault.delay("1"), TypeError, "seconds"),
-        (lambda: Fault.drop_after(times=0), ValueError, "times"),
-        (lambda: Fault.drop_after(times=True), TypeError, "times"),
-        (lambda: Fault.not_json(operation="delete"), ValueError, "operation"),
-        (lambda: Fault("explode"), ValueError, "kind"),
+        (lambda: Fault.delay("1"), TypeError, "seconds"),  # type: ignore[arg-type]
+        (lambda: Fault.drop(processed=True, times=0), ValueError, "times"),
+        (lambda: Fault.drop(processed=True, times=True), TypeError, "times"),
+        (lambda: Fault.malformed("not_json", operation="delete"), ValueError, "operation"),  # type: ignore[arg-type]
+        (lambda: Fault("explode"), ValueError, "kind"),  # type: ignore[arg-type]
         (lambda: Fault("delay", status=503), ValueError, "status"),
         (lambda: Fault.parse("error"), ValueError, "error needs its argument"),
         (lambda: Fault.parse("error:abc"), ValueError, "status must be a number"),
         (lambda: Fault.parse("truncated:3"), ValueError, "takes no"),
         (lambda: Fault.parse("delay:1,colour=red"), ValueError, "colour"),
-        (lambda: Fault.parse(503), TypeError, "str"),
+        (lambda: Fault.parse(503), TypeError, "str"),  # type: ignore[arg-type]
     ],
 )
 def test_bad_arguments_are_refused_naming_the_argument(make: Any, error: type, names: str) -> None:
@@ -48,7 +48,7 @@ def test_bad_arguments_are_refused_naming_the_argument(make: Any, error: type, n
 def test_inject_refuses_what_is_not_a_fault_and_adds_nothing() -> None:
     store = FakeAnimalStore()
     with pytest.raises(TypeError, match="Fault"):
-        store.inject(Fault.not_json(), "error:503")  # type: ignore[arg-type]
+        store.inject(Fault.malformed("not_json"), "error:503")  # type: ignore[arg-type]
     assert store.faults == []
 
 
@@ -74,11 +74,14 @@ def test_honour_idempotency_keys_must_be_a_bool() -> None:
             Fault.error(410, headers={"Sunset": "Thu, 05 Dec 2030 00:00:00 GMT"}),
         ),
         ("delay:2.5,times=always", Fault.delay(2.5, times=None)),
-        ("drop-before", Fault.drop_before()),
-        ("drop_after,operation=create,reset=yes", Fault.drop_after(reset=True, operation="create")),
-        ("not-json", Fault.not_json()),
-        ("wrong-schema,operation=get", Fault.wrong_schema(operation="get")),
-        ("truncated", Fault.truncated()),
+        ("drop-before", Fault.drop(processed=False)),
+        (
+            "drop_after,operation=create,reset=yes",
+            Fault.drop(processed=True, reset=True, operation="create"),
+        ),
+        ("not-json", Fault.malformed("not_json")),
+        ("wrong-schema,operation=get", Fault.malformed("wrong_schema", operation="get")),
+        ("truncated", Fault.malformed("truncated")),
     ],
 )
 def test_parse_reads_the_command_lines_form(text: str, expected: Fault) -> None:
@@ -104,7 +107,7 @@ def test_faults_pending_show_what_is_left_and_are_consumed_in_order() -> None:
             try:
                 client.list_pets()
                 statuses.append(200)
-            except Exception as exc:  # noqa: BLE001 - the status is what is checked
+            except Exception as exc:
                 statuses.append(exc.status_code)  # type: ignore[attr-defined]
             if len(statuses) == 1:
                 assert store.faults == [Fault.error(500, times=1), Fault.error(502)]
@@ -123,7 +126,7 @@ def test_faults_are_taken_once_each_from_many_threads() -> None:
             for _ in range(10):
                 try:
                     client.list_pets()
-                except Exception:  # noqa: BLE001
+                except Exception:
                     failures.append(1)
 
     threads = [threading.Thread(target=work) for _ in range(10)]
@@ -151,7 +154,7 @@ def test_a_replayed_answer_is_marked_and_a_401_is_not_remembered() -> None:
 # -- the pytest plugin ----------------------------------------------------------------------
 
 PLUGIN_TEST = textwrap.dedent(
-    '''
+    """
     import asyncio
 
     import pytest
@@ -187,7 +190,7 @@ PLUGIN_TEST = textwrap.dedent(
         with Client("test-key", base_url=animalstore_base_url) as client:
             client.create_pet(name="Rex", category_id=3)
         assert animalstore_store.requests[0].path == "/v1/pets"
-    '''
+    """
 )
 
 
