@@ -1,9 +1,9 @@
 """Run a fake animal store in the foreground: ``python -m animalstore_client.testing``.
 
 Options: ``--port`` (default 8080, 0 for a free one), ``--api-key`` (default
-``test-key``), and ``--fault`` (repeatable: see ``Fault.parse``); ``animalstore
-mock-server`` also takes ``--honour-idempotency-keys``. Prints the ``export`` lines that point the SDK at it, then
-serves until Ctrl-C, which exits with status 130. ``animalstore mock-server`` runs the same loop.
+``test-key``) and ``--fault`` (repeatable: see ``Fault.parse``). Prints the ``export`` lines
+that point the SDK at it, then serves until Ctrl-C, which exits with status 130.
+``animalstore mock-server`` runs the same loop, and also takes ``--honour-idempotency-keys``.
 """
 
 from __future__ import annotations
