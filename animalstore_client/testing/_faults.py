@@ -164,11 +164,14 @@ class Fault:
     status: int | None = attrs.field(default=None)
     code: str | None = attrs.field(default=None)
     message: str | None = attrs.field(default=None)
-    headers: tuple[tuple[str, str], ...] = attrs.field(default=(), converter=_headers)
+    headers: tuple[tuple[str, str], ...] = ()
     seconds: float = attrs.field(default=0.0, validator=_check_seconds)
     reset: bool = attrs.field(default=False, validator=attrs.validators.instance_of(bool))
 
     def __attrs_post_init__(self) -> None:
+        # Checked and lower-cased here, not by an attrs converter, which type checkers see as
+        # a descriptor of its own.
+        object.__setattr__(self, "headers", _headers(self.headers))
         if self.kind != "error":
             given = [name for name in _ERROR_ONLY if getattr(self, name) not in (None, ())]
             if given:
