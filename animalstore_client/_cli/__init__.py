@@ -151,9 +151,20 @@ def _pets_get(args: argparse.Namespace) -> int:
 
 def _mock_server(args: argparse.Namespace) -> int:
     """``mock-server``: the built-in reference store in the foreground until Ctrl-C."""
-    from animalstore_client.testing._foreground import serve_in_foreground
+    from animalstore_client.testing._foreground import (
+        DEFAULT_API_KEY,
+        DEFAULT_PORT,
+        serve_in_foreground,
+    )
 
-    return serve_in_foreground() if args.port is None else serve_in_foreground(args.port)
+    # mock-server's own --api-key, else the global one given before the command.
+    api_key = args.mock_api_key or args.api_key or DEFAULT_API_KEY
+    return serve_in_foreground(
+        DEFAULT_PORT if args.port is None else args.port,
+        api_key,
+        args.fault,
+        honour_idempotency_keys=args.honour_idempotency_keys,
+    )
 
 
 def _call_api(args: argparse.Namespace, call: ApiCall) -> int:
@@ -347,11 +358,35 @@ def _parser(prog: str) -> argparse.ArgumentParser:
         "mock-server",
         help="serve the built-in reference store on 127.0.0.1 until Ctrl-C",
         description="Serve an in-memory reference store on 127.0.0.1 until Ctrl-C (exit 130). "
-        "Prints the export lines for its URL and its key, test-key.",
+        "Prints the export lines for its URL and its key (test-key unless --api-key is given), "
+        "and on stderr each scripted fault.",
     )
     mock.add_argument("--port", type=_port, help="TCP port, 0 for a free one (default: 8080)")
+    mock.add_argument(
+        "--api-key",
+        dest="mock_api_key",
+        metavar="KEY",
+        help="the API key the store accepts (default: test-key)",
+    )
+    mock.add_argument(
+        "--fault", type=_fault, action="append", default=[], metavar="FAULT", help=_FAULT_HELP
+    )
+    mock.add_argument(
+        "--honour-idempotency-keys",
+        action="store_true",
+        help="answer a POST whose Idempotency-Key was seen before with the first answer again",
+    )
     mock.set_defaults(command=_mock_server)
     return parser
+
+
+_FAULT_HELP = (
+    "misbehave on the next matching request, in order (repeatable): KIND[:ARG][,NAME=VALUE...], "
+    "KIND one of error:STATUS, delay:SECONDS, drop-before, drop-after, not-json, wrong-schema, "
+    "truncated; NAME one of operation (list, create, get, any), times (N or always; default 1), "
+    "code, message, retry-after, header (NAME:VALUE), reset (yes/no). Example: "
+    "--fault error:503,retry-after=1,times=2 --fault drop-after,operation=create"
+)
 
 
 def _port(text: str) -> int:
@@ -359,6 +394,12 @@ def _port(text: str) -> int:
     from animalstore_client.testing._foreground import port_number
 
     return port_number(text)
+
+
+def _fault(text: str) -> object:
+    from animalstore_client.testing._foreground import fault_option
+
+    return fault_option(text)
 
 
 def _add_command(

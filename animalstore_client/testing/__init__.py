@@ -6,7 +6,7 @@ Usage, with no animal store server anywhere::
 
     import httpx
 
-    from animalstore_client.testing import FakeAnimalStore
+    from animalstore_client.testing import FakeAnimalStore, Fault
 
     store = FakeAnimalStore(api_keys={"test-key"})
     store.add_pet("Rex", 3, "available")
@@ -29,6 +29,20 @@ Usage, with no animal store server anywhere::
     # Announce that an operation is deprecated, as a service would (Deprecation, Sunset and
     # Link headers on its answers): for testing how your code copes with the SDK's warning.
     store.set_deprecation("GET /pets", sunset=datetime(2031, 1, 1, tzinfo=timezone.utc))
+
+    # Script failures: the next create answers 503, the one after loses its answer.
+    store.inject(
+        Fault.error(503, retry_after=0.01, operation="create"),
+        Fault.drop(processed=True, operation="create"),
+    )
+    store.honour_idempotency_keys = True  # off by default: the spec does not promise it
+
+Faults (:class:`Fault`: ``error``, ``delay``, ``drop_before``, ``drop_after``, ``not_json``,
+``wrong_schema``, ``truncated``) apply in order, each to ``times`` requests of its
+``operation``, in process and over ``serve()`` alike; ``store.faults`` lists those pending,
+``store.reset()`` drops them. With pytest installed, the fixtures ``animalstore_store``,
+``animalstore_client``, ``animalstore_async_client`` and ``animalstore_base_url`` need no
+set-up (a plugin registered on install).
 
 From a shell, ``python -m animalstore_client.testing [--port 8080] [--api-key KEY]`` serves a
 fresh store in the foreground until Ctrl-C.
@@ -66,6 +80,7 @@ The answers to the deprecated ``GET /pets/{petId}`` carry ``Deprecation: @179642
 """
 
 from animalstore_client._exports import publish
+from animalstore_client.testing._faults import Fault, FaultKind, OperationName
 from animalstore_client.testing._store import (
     IN_PROCESS_BASE_URL,
     FakeAnimalStore,
@@ -73,6 +88,14 @@ from animalstore_client.testing._store import (
 )
 from animalstore_client.testing._transport import FakeTransport
 
-__all__ = ["IN_PROCESS_BASE_URL", "FakeAnimalStore", "FakeTransport", "RecordedRequest"]
+__all__ = [
+    "IN_PROCESS_BASE_URL",
+    "FakeAnimalStore",
+    "FakeTransport",
+    "Fault",
+    "FaultKind",
+    "OperationName",
+    "RecordedRequest",
+]
 
 publish(globals())

@@ -1,8 +1,9 @@
 """Run a fake animal store in the foreground: ``python -m animalstore_client.testing``.
 
-Options: ``--port`` (default 8080, 0 for a free one) and ``--api-key`` (default
-``test-key``). Prints the ``export`` lines that point the SDK at it, then serves until Ctrl-C,
-which exits with status 130. ``animalstore mock-server`` runs the same loop.
+Options: ``--port`` (default 8080, 0 for a free one), ``--api-key`` (default
+``test-key``) and ``--fault`` (repeatable: see ``Fault.parse``). Prints the ``export`` lines
+that point the SDK at it, then serves until Ctrl-C, which exits with status 130.
+``animalstore mock-server`` runs the same loop, and also takes ``--honour-idempotency-keys``.
 """
 
 from __future__ import annotations
@@ -14,6 +15,8 @@ from collections.abc import Sequence
 from animalstore_client.testing._foreground import (
     DEFAULT_API_KEY,
     DEFAULT_PORT,
+    FAULT_HELP,
+    fault_option,
     port_number,
     serve_in_foreground,
 )
@@ -30,7 +33,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         The exit status: 130 after Ctrl-C, 1 when the port cannot be bound.
     """
     args = _parser().parse_args(argv)
-    return serve_in_foreground(args.port, args.api_key)
+    return serve_in_foreground(args.port, args.api_key, args.fault)
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -48,6 +51,9 @@ def _parser() -> argparse.ArgumentParser:
         "--api-key",
         default=DEFAULT_API_KEY,
         help=f"the API key to accept (default: {DEFAULT_API_KEY})",
+    )
+    parser.add_argument(
+        "--fault", type=fault_option, action="append", default=[], metavar="FAULT", help=FAULT_HELP
     )
     return parser
 

@@ -8,11 +8,29 @@ from __future__ import annotations
 import shlex
 import sys
 import time
+from collections.abc import Sequence
 
+from animalstore_client.testing._faults import Fault
 from animalstore_client.testing._server import serve
 from animalstore_client.testing._store import FakeAnimalStore
 
-__all__ = ["DEFAULT_API_KEY", "DEFAULT_PORT", "port_number", "serve_in_foreground"]
+__all__ = [
+    "DEFAULT_API_KEY",
+    "DEFAULT_PORT",
+    "FAULT_HELP",
+    "fault_option",
+    "port_number",
+    "serve_in_foreground",
+]
+
+#: The help of ``--fault``, in both command lines.
+FAULT_HELP = (
+    "misbehave on the next matching request, in order (repeatable): KIND[:ARG][,NAME=VALUE...] "
+    "with KIND one of error:STATUS, delay:SECONDS, drop-before, drop-after, not-json, "
+    "wrong-schema, truncated; NAME one of operation (list, create, get, any), times (N or "
+    "always; default 1), code, message, retry-after, header (NAME:VALUE), reset (yes/no). "
+    "Example: --fault error:503,retry-after=1,times=2 --fault drop-after,operation=create"
+)
 
 DEFAULT_PORT = 8080
 DEFAULT_API_KEY = "test-key"
@@ -20,25 +38,39 @@ _EXIT_ERROR = 1
 _EXIT_INTERRUPTED = 130  # the shell's code for a process ended by SIGINT
 
 
-def serve_in_foreground(port: int = DEFAULT_PORT, api_key: str = DEFAULT_API_KEY) -> int:
+def serve_in_foreground(
+    port: int = DEFAULT_PORT,
+    api_key: str = DEFAULT_API_KEY,
+    faults: Sequence[Fault] = (),
+    *,
+    honour_idempotency_keys: bool = False,
+) -> int:
     """Serve a fresh fake store on 127.0.0.1 until Ctrl-C.
 
     Prints to stdout the ``export`` lines that point the SDK at it (its URL and key), then
-    blocks; progress goes to stderr.
+    blocks; progress, and what the store will do wrong, go to stderr.
 
     Args:
         port: the TCP port, 0 for a free one.
         api_key: the one API key the store accepts.
+        faults: faults to script, in order (``FakeAnimalStore.inject``).
+        honour_idempotency_keys: as ``FakeAnimalStore``'s.
 
     Returns:
         The exit status: 130 after Ctrl-C, 1 when the port cannot be bound.
     """
-    store = FakeAnimalStore(api_keys=(api_key,))
+    store = FakeAnimalStore(api_keys=(api_key,), honour_idempotency_keys=honour_idempotency_keys)
+    store.inject(*faults)
     try:
         with serve(store, port) as base_url:
             print(f"export ANIMALSTORE_BASE_URL={shlex.quote(base_url)}")
             print(f"export ANIMALSTORE_API_KEY={shlex.quote(api_key)}", flush=True)
             print(f"Fake animal store serving on {base_url}; Ctrl-C to stop.", file=sys.stderr)
+            for number, fault in enumerate(faults, 1):
+                print(f"fault {number}: {fault.describe()}", file=sys.stderr)
+            if honour_idempotency_keys:
+                print("A repeated Idempotency-Key gets the first answer again.", file=sys.stderr)
+            sys.stderr.flush()
             while True:
                 # time.sleep, unlike a wait on a lock, is interrupted by Ctrl-C everywhere.
                 time.sleep(3600)
@@ -48,6 +80,20 @@ def serve_in_foreground(port: int = DEFAULT_PORT, api_key: str = DEFAULT_API_KEY
     except OSError as error:
         print(f"error: cannot serve on port {port}: {error}", file=sys.stderr)
         return _EXIT_ERROR
+
+
+def fault_option(text: str) -> Fault:
+    """Parse a ``--fault`` option, for an argparse ``type=``.
+
+    Raises:
+        argparse.ArgumentTypeError: ``text`` is not a fault; the message says why.
+    """
+    import argparse
+
+    try:
+        return Fault.parse(text)
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
 
 
 def port_number(text: str) -> int:

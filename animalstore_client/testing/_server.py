@@ -11,6 +11,7 @@ import contextlib
 import re
 import socket
 import socketserver
+import struct
 import threading
 from collections.abc import Callable, Iterator
 from http import HTTPStatus
@@ -18,8 +19,11 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import TYPE_CHECKING
 from urllib.parse import unquote, urlsplit
 
+import attrs
+
 if TYPE_CHECKING:
-    from animalstore_client.testing._store import FakeAnimalStore, RawResponse
+    from animalstore_client.testing._faults import Plan, RawResponse
+    from animalstore_client.testing._store import FakeAnimalStore
 
 __all__ = ["serve"]
 
@@ -69,6 +73,8 @@ class _Server(ThreadingHTTPServer):
 
     def __init__(self, store: FakeAnimalStore, port: int) -> None:
         self.store = store
+        #: Set on close: ends every scripted delay at once, so that no handler holds it up.
+        self.closing = threading.Event()
         self._connections: set[socket.socket] = set()
         self._handler_threads: list[threading.Thread] = []
         self._handlers_lock = threading.Lock()
@@ -111,6 +117,7 @@ class _Server(ThreadingHTTPServer):
         Handler threads waiting on idle keep-alive connections are woken by shutting their
         sockets down, then joined. Call it after ``shutdown()``.
         """
+        self.closing.set()
         super().server_close()
         if not self.block_on_close:
             return
@@ -150,11 +157,34 @@ class _RequestHandler(BaseHTTPRequestHandler):
         if body is None:
             return
         url = urlsplit(self.path)
-        self._send(
-            self.server.store.handle(
-                self.command, unquote(url.path), url.query, self._merged_headers(), body
-            )
+        plan = self.server.store._exchange(
+            self.command, unquote(url.path), url.query, self._merged_headers(), body
         )
+        self._carry_out(plan)
+
+    def _carry_out(self, plan: Plan) -> None:
+        """Send the store's answer as its plan says: late, cut short, or not at all."""
+        if plan.delay and self.server.closing.wait(plan.delay):
+            plan = attrs.evolve(plan, response=None)  # the server is closing: hang up
+        if plan.response is None:
+            self._hang_up(reset=plan.reset)
+            return
+        if not plan.truncate:
+            self._send(plan.response)
+            return
+        status, headers, body = plan.response
+        self._send((status, headers, body[: len(body) // 2]))  # Content-Length: the whole
+        self._hang_up(reset=False)
+
+    def _hang_up(self, *, reset: bool) -> None:
+        """Close the connection now, with a TCP reset (RST) or a plain close (FIN)."""
+        self.close_connection = True
+        self.wfile.flush()
+        if reset:
+            # SO_LINGER on with a zero timeout: close() discards the connection with an RST.
+            linger = struct.pack("ii", 1, 0)
+            self.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, linger)
+            self.connection.close()
 
     def send_error(self, code: int, message: str | None = None, explain: str | None = None) -> None:
         """Answer a request http.server could not parse, with an Error body, and hang up.

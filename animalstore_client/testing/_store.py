@@ -22,6 +22,15 @@ from animalstore_client._core.config import DEFAULT_MAX_RESPONSE_BYTES, DEFAULT_
 from animalstore_client._core.models import Pet, PetStatus
 from animalstore_client._core.safe_repr import tolerant_repr
 from animalstore_client._core.types import NOT_GIVEN, NotGiven, PetStatusLiteral
+from animalstore_client.testing._faults import (
+    OPERATION_OF_ROUTE,
+    Fault,
+    FaultScript,
+    Plan,
+    RawResponse,
+    error_body,
+    malformed_body,
+)
 from animalstore_client.testing._transport import FakeTransport
 
 if TYPE_CHECKING:
@@ -32,8 +41,6 @@ __all__ = ["IN_PROCESS_BASE_URL", "FakeAnimalStore", "RawResponse", "RecordedReq
 #: The address `client()` and `async_client()` use; no request to it leaves the process.
 IN_PROCESS_BASE_URL = "http://animalstore.test/v1"
 
-RawResponse = tuple[int, list[tuple[str, str]], bytes]
-"""A response as plain data: status code, header pairs, body bytes."""
 
 _INT64_MIN = -(2**63)
 _INT64_MAX = 2**63 - 1
@@ -137,18 +144,31 @@ class FakeAnimalStore:
       date) and ``Sunset: Thu, 05 Dec 2030 00:00:00 GMT`` (the spec's removal date). Change
       this, or announce the deprecation of other operations, with :meth:`set_deprecation`.
 
+    Faults can be scripted with :meth:`inject` (errors, delays, dropped connections,
+    malformed answers: see :class:`Fault`); they apply to the clients :meth:`client` and
+    :meth:`async_client` hand out, to any httpx client on :meth:`transport`, and to
+    :meth:`serve`'s server, not to direct calls of :meth:`handle`.
+
     Args:
         api_keys: the API keys accepted as ``Authorization: Bearer <key>``. Any iterable of
             strings (a tuple, a list, a set ...).
+        honour_idempotency_keys: answer a ``POST`` whose ``Idempotency-Key`` was seen before
+            with the first answer again, storing nothing new (see
+            :attr:`honour_idempotency_keys`). Off by default: the spec does not say that the
+            service deduplicates.
 
     Raises:
-        TypeError: ``api_keys`` is a single string rather than a collection of strings.
+        TypeError: ``api_keys`` is a single string rather than a collection of strings, or
+            ``honour_idempotency_keys`` is not a bool.
     """
 
-    def __init__(self, api_keys: Iterable[str] = ("test-key",)) -> None:
+    def __init__(
+        self, api_keys: Iterable[str] = ("test-key",), *, honour_idempotency_keys: bool = False
+    ) -> None:
         if isinstance(api_keys, str):
             # Iterating a str would silently accept each of its characters as a key.
             raise TypeError("api_keys must be a collection of keys, not a single str")
+        _check_bool("honour_idempotency_keys", honour_idempotency_keys)
         keys = list(api_keys)
         self._api_keys = frozenset(keys)
         self._first_key = keys[0] if keys else None  # the key `client()` uses
@@ -158,6 +178,10 @@ class FakeAnimalStore:
         self._next_pet_id = 1
         self._next_request_id = 1
         self._signals: dict[str, _Headers] = {"GET /pets/{petId}": _GET_PET_SIGNALS}
+        self._faults = FaultScript()
+        self._honour_idempotency_keys = honour_idempotency_keys
+        #: The first answer to each Idempotency-Key, when they are honoured.
+        self._answers_by_key: dict[str, RawResponse] = {}
 
     # -- seeding and inspection -----------------------------------------------------------
 
@@ -277,15 +301,76 @@ class FakeAnimalStore:
             self._signals[operation] = tuple(signals)
 
     def reset(self) -> None:
-        """Forget every pet and recorded request, and restart pet and request ids at 1.
+        """Forget every pet, recorded request, pending fault and idempotency key.
 
-        The accepted API keys and what :meth:`set_deprecation` set are kept.
+        Pet and request ids restart at 1. The accepted API keys, what :meth:`set_deprecation`
+        set and :attr:`honour_idempotency_keys` are kept.
         """
+        self._faults.clear()
         with self._lock:
             self._pets.clear()
             self._requests.clear()
+            self._answers_by_key.clear()
             self._next_pet_id = 1
             self._next_request_id = 1
+
+    # -- scripted faults ------------------------------------------------------------------
+
+    def inject(self, *faults: Fault) -> None:
+        """Script faults: the next matching requests fail as each says, in order.
+
+        Each request that reaches the store takes the first pending fault whose
+        ``operation`` matches it (``"any"`` matches all) and uses up one of its ``times``; a
+        fault with ``times=None`` stays until :meth:`reset` or :meth:`clear_faults`. Faults
+        added by later calls come after those already pending. Safe to call from any thread,
+        while requests are being answered.
+
+        Example::
+
+            store.inject(
+                Fault.error(503, retry_after=0.01, operation="create"),  # then a success
+                Fault.drop(processed=True, operation="create"),  # then a lost answer
+            )
+
+        Args:
+            faults: the faults, in the order they apply.
+
+        Raises:
+            TypeError: one of ``faults`` is not a :class:`Fault`; none is added.
+        """
+        self._faults.add(faults)
+
+    @property
+    def faults(self) -> list[Fault]:
+        """The scripted faults still pending, in order; ``times`` is what is left of each."""
+        return self._faults.pending()
+
+    def clear_faults(self) -> None:
+        """Drop every pending fault; pets, requests and settings are kept."""
+        self._faults.clear()
+
+    @property
+    def honour_idempotency_keys(self) -> bool:
+        """Whether a repeated ``Idempotency-Key`` gets the first answer again (off by default).
+
+        When on, the first answer to an authenticated ``POST /pets`` carrying an
+        ``Idempotency-Key`` is kept (a 201 or a 400 alike; not one a fault made up); a later
+        ``POST`` with the same key is not processed: it gets that answer again, with
+        ``Idempotent-Replayed: true``, and stores nothing. The body of the repeat is not
+        compared with the first. :meth:`reset` forgets the keys. Off, every ``POST`` is
+        processed, as the spec describes the service: a caller that resends a create after
+        a lost answer then stores the animal twice. Settable at any time.
+
+        Raises:
+            TypeError: on setting a value that is not a bool.
+        """
+        return self._honour_idempotency_keys
+
+    @honour_idempotency_keys.setter
+    def honour_idempotency_keys(self, value: bool) -> None:
+        _check_bool("honour_idempotency_keys", value)
+        with self._lock:
+            self._honour_idempotency_keys = value
 
     # -- adapters -------------------------------------------------------------------------
 
@@ -429,18 +514,62 @@ class FakeAnimalStore:
         Returns:
             ``(status, headers, body)``: the status code, a list of header pairs and the body.
         """
-        lowered = {name.lower(): value for name, value in headers.items()}
+        request = _record(method, path, query, headers, body)
         with self._lock:
-            self._requests.append(RecordedRequest(method, path, query, lowered, bytes(body)))
-            signals: _Headers = ()
-            try:
-                self._authenticate(lowered.get("authorization"))
-                operation, handler, call = self._route(method, path, query, body)
-                signals = self._signals.get(operation, ())
-                status, payload = handler(self, call)
-            except _ApiError as error:
-                return self._error_response(error, signals)
-            return self._response(status, payload, signals)
+            self._requests.append(request)
+            return self._answer(request)
+
+    def _exchange(
+        self, method: str, path: str, query: str, headers: Mapping[str, str], body: bytes
+    ) -> Plan:
+        """Record one request, apply the next scripted fault and say what to send back.
+
+        What the transport and the server call instead of :meth:`handle`.
+        """
+        request = _record(method, path, query, headers, body)
+        with self._lock:
+            self._requests.append(request)
+            # Taken under the store's lock, so faults go in the order requests are recorded.
+            fault = self._faults.take(_operation_of(method, path))
+            if fault is None:
+                return Plan(self._answer(request))
+            if fault.kind == "error":
+                payload = error_body(fault)
+                headers_ = [*fault.headers, *self._base_headers(payload)]
+                return Plan((fault.status or 500, headers_, payload))
+            if fault.kind == "drop_before":
+                return Plan(None, reset=fault.reset)
+            response = self._answer(request)
+        if fault.kind == "drop_after":
+            return Plan(None, reset=fault.reset)
+        if fault.kind == "delay":
+            return Plan(response, delay=fault.seconds)
+        if fault.kind == "truncated":
+            return Plan(response, truncate=True)
+        return Plan(malformed_body(fault, response))
+
+    def _answer(self, request: RecordedRequest) -> RawResponse:
+        """Process a recorded request and return its answer (the caller holds the lock)."""
+        key = request.headers.get("idempotency-key")
+        remember = self._honour_idempotency_keys and request.method == "POST" and key is not None
+        signals: _Headers = ()
+        try:
+            self._authenticate(request.headers.get("authorization"))
+            if remember and key is not None and key in self._answers_by_key:
+                status, headers, body = self._answers_by_key[key]
+                return status, [*headers, ("idempotent-replayed", "true")], body
+            operation, handler, call = self._route(
+                request.method, request.path, request.query, request.body
+            )
+            signals = self._signals.get(operation, ())
+            status, payload = handler(self, call)
+        except _ApiError as error:
+            response = self._error_response(error, signals)
+        else:
+            response = self._response(status, payload, signals)
+        if remember and key is not None and response[0] != 401:
+            self._answers_by_key[key] = response
+        return response
 
     def _protocol_error(self, status: int, message: str) -> RawResponse:
         """Build the Error response for a request the HTTP server could not parse."""
@@ -514,15 +643,17 @@ class FakeAnimalStore:
         self, status: int, payload: object, extra_headers: Iterable[tuple[str, str]] = ()
     ) -> RawResponse:
         body = json.dumps(payload, ensure_ascii=False, separators=(",", ":")).encode()
+        return status, [*self._base_headers(body), *extra_headers], body
+
+    def _base_headers(self, body: bytes) -> list[tuple[str, str]]:
+        """Return the headers of every answer; each call takes the next request id."""
         request_id = f"req_{self._next_request_id}"
         self._next_request_id += 1
-        headers = [
+        return [
             ("content-type", "application/json"),
             ("content-length", str(len(body))),
             ("x-request-id", request_id),
-            *extra_headers,
         ]
-        return status, headers, body
 
     def _error_response(self, error: _ApiError, extra_headers: _Headers = ()) -> RawResponse:
         payload = {"code": error.code, "message": error.message, "status": error.status}
@@ -545,6 +676,26 @@ _ROUTES: tuple[tuple[re.Pattern[str], str, dict[str, _Handler]], ...] = (
 _OPERATIONS = tuple(
     f"{method} {template}" for _, template, handlers in _ROUTES for method in handlers
 )
+
+
+def _operation_of(method: str, path: str) -> str | None:
+    """Return the operation a request is, as faults name it (``"create"``), or ``None``."""
+    for pattern, template, handlers in _ROUTES:
+        if method in handlers and pattern.fullmatch(path):
+            return OPERATION_OF_ROUTE[f"{method} {template}"]
+    return None
+
+
+def _record(
+    method: str, path: str, query: str, headers: Mapping[str, str], body: bytes
+) -> RecordedRequest:
+    lowered = {name.lower(): value for name, value in headers.items()}
+    return RecordedRequest(method, path, query, lowered, bytes(body))
+
+
+def _check_bool(argument: str, value: object) -> None:
+    if not isinstance(value, bool):
+        raise TypeError(f"{argument} must be a bool, got {type(value).__name__}")
 
 
 def _aware(argument: str, value: object) -> datetime:

@@ -1034,3 +1034,56 @@ def test_retry_lines_are_not_printed_twice_beside_the_sdk_log() -> None:
     assert (result.returncode, result.stdout) == (0, "[]\n")
     [line] = [line for line in result.stderr_lines() if "retrying GET" in line]
     assert line.endswith(f"retrying GET {server.base_url}/pets in 0.1 s after 503 (attempt 2 of 3)")
+
+
+@POSIX_ONLY
+def test_mock_server_takes_a_key_and_misbehaves_as_told() -> None:
+    process = subprocess.Popen(
+        [
+            *DEFAULT_LAUNCHER,
+            "mock-server",
+            "--port=0",
+            "--api-key=shell-key",
+            "--fault=delay:5,operation=list",
+            "--fault=error:503,retry-after=0.01,times=2,operation=list",
+            "--fault=drop-after,operation=create",
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=environment(None, KEY),
+        preexec_fn=sigint_as_in_a_terminal,
+    )
+    try:
+        assert process.stdout is not None
+        url_line, key_line = read_lines(process.stdout, 2, timeout=TIMEOUT)
+        assert key_line == "export ANIMALSTORE_API_KEY=shell-key"
+        base_url = url_line.partition("=")[2]
+
+        slow = run("--deadline 0.3 pets list", base_url=base_url, key="shell-key")
+        assert slow.returncode == 3
+        assert "deadline" in slow.stderr
+        listed = run("--max-retries 2 pets list", base_url=base_url, key="shell-key")
+        assert (listed.returncode, listed.json()) == (0, [])  # 2 x 503, then the list
+        created = run("pets create --name Rex --category-id 3", base_url=base_url, key="shell-key")
+        assert created.returncode == 3  # the answer was lost: unreachable, not resent
+        listed = run("pets list", base_url=base_url, key="shell-key")
+        assert [pet["name"] for pet in listed.json()] == ["Rex"]
+
+        process.send_signal(signal.SIGINT)
+        _, stderr = process.communicate(timeout=TIMEOUT)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.communicate()
+    assert stderr.decode().splitlines()[1:4] == [
+        "fault 1: the next list request: process it, answer 5 s late",
+        "fault 2: the next 2 list requests: answer 503 unavailable"
+        " ('injected fault: 503 Service Unavailable'), retry-after: 0.01, unprocessed",
+        "fault 3: the next create request: process it, then hang up without answering",
+    ]
+
+
+def test_mock_server_refuses_a_malformed_fault() -> None:
+    result = run("mock-server --fault error:abc", base_url=None)
+    assert result.returncode == 2
+    assert "argument --fault: status must be a number, got 'abc'" in result.stderr

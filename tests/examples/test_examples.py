@@ -151,7 +151,7 @@ def test_your_code_module_passes() -> None:
 
     assert result.returncode == 0, result.stdout + result.stderr
     # Exactly this many tests, all passed: no failure, skip or warning.
-    assert re.fullmatch(r"6 passed in [\d.]+s", result.stdout.splitlines()[-1]), result.stdout
+    assert re.fullmatch(r"7 passed in [\d.]+s", result.stdout.splitlines()[-1]), result.stdout
 
 
 # -- the notebook ---------------------------------------------------------------------------

@@ -58,6 +58,7 @@ def test_every_exported_class_is_counted() -> None:
     assert {cls.__name__ for cls in exported_classes(sdk_testing)} == {
         "FakeAnimalStore",
         "FakeTransport",
+        "Fault",
         "RecordedRequest",
     }
 
