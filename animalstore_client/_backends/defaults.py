@@ -73,14 +73,9 @@ _ssl_contexts: dict[tuple[str, str | None, str | None], ssl.SSLContext] = {}
 
 
 def _with_defaults(kwargs: dict[str, Any], lib: Any = httpx) -> dict[str, Any]:
-    limits = DEFAULT_CONNECTION_LIMITS
-    defaults: dict[str, Any] = {
+    defaults: dict[str, Any] = {  # as the library's own types (httpx2 has its own)
         "timeout": lib.Timeout(**DEFAULT_TIMEOUT.as_dict()),
-        "limits": lib.Limits(
-            max_connections=limits.max_connections,
-            max_keepalive_connections=limits.max_keepalive_connections,
-            keepalive_expiry=limits.keepalive_expiry,
-        ),
+        "limits": lib.Limits(**vars(DEFAULT_CONNECTION_LIMITS)),
     }
     if "verify" not in kwargs and "cert" not in kwargs:
         defaults["verify"] = _default_ssl_context(kwargs.get("trust_env", True), lib)

@@ -77,8 +77,9 @@ class Family:
 
         A user's response hook that calls ``raise_for_status()`` raises with the response it
         got: that answer, its body unread, is the outcome (so the SDK's typed error and its
-        retries hold). Anything else a user's hook, auth or transport raises ends the attempt
-        as fatal: let through, its traceback would hold the request's headers.
+        retries hold). Anything else a user's hook, auth or transport raises (or httpx's own
+        ``RuntimeError`` for a client closed during the call) ends the attempt as fatal: let
+        through, its traceback would hold the request's headers.
         """
         if isinstance(exc, self.status_error):
             return self.answer(request, built, exc.response, b"")  # type: ignore[attr-defined]
@@ -146,15 +147,6 @@ def _view(request: Request, built: Any) -> RequestView:
     return RequestView(built.method, str(built.url), built.headers.multi_items(), request.timeout)
 
 
-def _closed_meanwhile(family: Family) -> RuntimeError:
-    """Return the error for a client closed during the call.
-
-    Raised outside the handler of the library's own error, whose traceback holds the
-    request's headers.
-    """
-    return RuntimeError(f"the {family.lib.__name__} client was closed during the call")
-
-
 def _content(reader: BodyReader) -> bytes | None:
     """Return the body ``reader`` read in pieces; ``None`` when httpx read it its plain way."""
     return None if reader.plain else reader.content()
@@ -220,11 +212,8 @@ class SyncHttpxSender(_Sender):
             finally:
                 response.close()  # mid-body, httpcore drops the connection rather than reuse it
         except Exception as exc:
-            if not self.closed:
-                return family.outcome(exc, request, built)
-        else:
-            return stop or family.answer(request, built, response, _content(reader), reader.signals)
-        raise _closed_meanwhile(family)
+            return family.outcome(exc, request, built)
+        return stop or family.answer(request, built, response, _content(reader), reader.signals)
 
 
 class AsyncHttpxSender(_Sender):
@@ -258,8 +247,5 @@ class AsyncHttpxSender(_Sender):
             finally:
                 await response.aclose()
         except Exception as exc:
-            if not self.closed:
-                return family.outcome(exc, request, built)
-        else:
-            return stop or family.answer(request, built, response, _content(reader), reader.signals)
-        raise _closed_meanwhile(family)
+            return family.outcome(exc, request, built)
+        return stop or family.answer(request, built, response, _content(reader), reader.signals)

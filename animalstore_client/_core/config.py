@@ -25,28 +25,14 @@ from animalstore_client._version import __version__
 class TimeoutLike(Protocol):
     """A timeout with the four phases of httpx's: an ``httpx.Timeout`` or an ``httpx2.Timeout``.
 
-    Each phase is in seconds, ``None`` for no limit.
+    Each phase is in seconds, ``None`` for no limit: to connect, to wait for each piece of the
+    answer, to send each piece of the request, and to wait for a connection from the pool.
     """
 
-    @property
-    def connect(self) -> float | None:
-        """Seconds to establish a connection."""
-        ...
-
-    @property
-    def read(self) -> float | None:
-        """Seconds to wait for each piece of the answer."""
-        ...
-
-    @property
-    def write(self) -> float | None:
-        """Seconds to wait to send each piece of the request."""
-        ...
-
-    @property
-    def pool(self) -> float | None:
-        """Seconds to wait for a connection from the pool."""
-        ...
+    connect: float | None
+    read: float | None
+    write: float | None
+    pool: float | None
 
 
 class Environment(str, enum.Enum):
@@ -190,16 +176,12 @@ def check_timeout(timeout: object) -> httpx.Timeout:
     """
     if timeout is None:
         return httpx.Timeout(None)
-    given = isinstance(timeout, httpx.Timeout) or all(
-        hasattr(timeout, phase) for phase in ("connect", "read", "write", "pool")
-    )
+    phases = ("connect", "read", "write", "pool")
+    given = all(hasattr(timeout, phase) for phase in phases)
     if isinstance(timeout, httpx.Timeout):
         resolved = timeout
-    elif given:  # httpx2's, which is another class with the same phases
-        phases = {phase: getattr(timeout, phase) for phase in ("connect", "read", "write", "pool")}
-        if not all(seconds is None or _is_real(seconds) for seconds in phases.values()):
-            raise TypeError(f"timeout's phases must be numbers of seconds or None: {phases}")
-        resolved = httpx.Timeout(**phases)
+    elif given:  # httpx2's: another class with the same phases
+        resolved = httpx.Timeout(**{phase: getattr(timeout, phase) for phase in phases})
     elif isinstance(timeout, bool) or not _is_real(timeout):
         raise TypeError(
             "timeout must be a number of seconds, None or an httpx.Timeout, "

@@ -399,8 +399,8 @@ def plain_row(data: object, cls: type) -> object:
 
     A field may come under its wire or its Python name; an optional field left empty
     (``None``, ``NaN``, ``pandas.NA``) is dropped; an integer of another library (numpy's,
-    anything with ``__index__`` but a boolean) becomes an ``int``. Anything else is left for
-    ``structure`` to judge.
+    anything with ``__index__`` but a boolean) becomes an ``int``, and a subclass of ``str``
+    (``numpy.str_``) a ``str``. Anything else is left for ``structure`` to judge.
     """
     if not isinstance(data, dict):
         return data
@@ -414,6 +414,8 @@ def plain_row(data: object, cls: type) -> object:
         value = row[wire]
         if field.default is None and _is_missing(value):
             del row[wire]
+        elif isinstance(value, str) and type(value) is not str:  # numpy.str_, as create_pet
+            row[wire] = str(value)
         elif (
             field.type is int
             and type(value) is not int

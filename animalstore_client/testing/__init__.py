@@ -83,6 +83,7 @@ from animalstore_client._exports import publish
 from animalstore_client.testing._faults import Fault, FaultKind, OperationName
 from animalstore_client.testing._store import (
     IN_PROCESS_BASE_URL,
+    ClientSettings,
     FakeAnimalStore,
     RecordedRequest,
 )
@@ -90,6 +91,7 @@ from animalstore_client.testing._transport import FakeTransport
 
 __all__ = [
     "IN_PROCESS_BASE_URL",
+    "ClientSettings",
     "FakeAnimalStore",
     "FakeTransport",
     "Fault",

@@ -18,6 +18,8 @@ from typing import Literal, get_args
 
 import attrs
 
+from animalstore_client._core.safe_repr import tolerant_repr
+
 __all__ = ["Fault", "FaultKind", "FaultScript", "OperationName", "Plan", "RawResponse"]
 
 RawResponse = tuple[int, list[tuple[str, str]], bytes]
@@ -109,6 +111,7 @@ def _headers(value: object) -> tuple[tuple[str, str], ...]:
     return tuple(pairs)
 
 
+@tolerant_repr
 @attrs.frozen
 class Fault:
     """One scripted fault: what goes wrong, for which operation, and how many times.
@@ -506,6 +509,7 @@ _CONVERTERS: dict[str, Callable[[str], object]] = {
 }
 
 
+@tolerant_repr
 @attrs.frozen
 class Plan:
     """What an adapter does with one request, as the store decided.

@@ -16,12 +16,13 @@ from urllib.parse import parse_qs
 
 import attrs
 import httpx
+from typing_extensions import TypedDict, Unpack
 
 from animalstore_client._client import AsyncClient, Client
-from animalstore_client._core.config import DEFAULT_MAX_RESPONSE_BYTES, DEFAULT_MAX_RETRIES
+from animalstore_client._core.config import TimeoutLike
 from animalstore_client._core.models import Pet, PetStatus
 from animalstore_client._core.safe_repr import tolerant_repr
-from animalstore_client._core.types import NOT_GIVEN, NotGiven, PetStatusLiteral
+from animalstore_client._core.types import NotGiven, PetStatusLiteral
 from animalstore_client.testing._faults import (
     OPERATION_OF_ROUTE,
     Fault,
@@ -117,6 +118,20 @@ class _Call:
     params: Mapping[str, str]
     query: str
     body: bytes
+
+
+class ClientSettings(TypedDict, total=False):
+    """The settings ``FakeAnimalStore.client()`` and ``async_client()`` hand to the SDK client.
+
+    Each means what it means to ``Client`` and ``AsyncClient``; the ones left out keep the
+    clients' defaults.
+    """
+
+    timeout: float | TimeoutLike | NotGiven | None
+    max_retries: int
+    default_headers: Mapping[str, str] | None
+    max_response_bytes: int | None
+    deadline: float | None
 
 
 class FakeAnimalStore:
@@ -386,25 +401,13 @@ class FakeAnimalStore:
         """
         return FakeTransport(self)
 
-    def client(
-        self,
-        api_key: str | None = None,
-        *,
-        timeout: float | httpx.Timeout | NotGiven | None = NOT_GIVEN,
-        max_retries: int = DEFAULT_MAX_RETRIES,
-        default_headers: Mapping[str, str] | None = None,
-        max_response_bytes: int | None = DEFAULT_MAX_RESPONSE_BYTES,
-        deadline: float | None = None,
-    ) -> Client:
+    def client(self, api_key: str | None = None, **settings: Unpack[ClientSettings]) -> Client:
         """Return an SDK ``Client`` that talks to this store in process, with no socket.
 
         Args:
             api_key: the key to send; ``None``: the store's first key.
-            timeout: as ``Client``'s.
-            max_retries: as ``Client``'s.
-            default_headers: as ``Client``'s.
-            max_response_bytes: as ``Client``'s.
-            deadline: as ``Client``'s.
+            **settings: ``timeout``, ``max_retries``, ``default_headers``,
+                ``max_response_bytes``, ``deadline``: as ``Client``'s (``ClientSettings``).
 
         Returns:
             The client; close it (or use ``with``) like any other.
@@ -412,56 +415,31 @@ class FakeAnimalStore:
         Raises:
             ValueError: the store accepts no key and no ``api_key`` was given, or an argument
                 ``Client`` refuses.
-            TypeError: an argument of the wrong type.
+            TypeError: an argument of the wrong type, or one ``ClientSettings`` does not name.
         """
+        http = httpx.Client(transport=self.transport())
         return Client(
-            self._key(api_key),
-            base_url=IN_PROCESS_BASE_URL,
-            timeout=timeout,
-            max_retries=max_retries,
-            default_headers=default_headers,
-            max_response_bytes=max_response_bytes,
-            deadline=deadline,
-            http_client=httpx.Client(transport=self.transport()),
+            self._key(api_key), base_url=IN_PROCESS_BASE_URL, http_client=http, **settings
         )
 
     def async_client(
-        self,
-        api_key: str | None = None,
-        *,
-        timeout: float | httpx.Timeout | NotGiven | None = NOT_GIVEN,
-        max_retries: int = DEFAULT_MAX_RETRIES,
-        default_headers: Mapping[str, str] | None = None,
-        max_response_bytes: int | None = DEFAULT_MAX_RESPONSE_BYTES,
-        deadline: float | None = None,
+        self, api_key: str | None = None, **settings: Unpack[ClientSettings]
     ) -> AsyncClient:
         """Return an SDK ``AsyncClient`` that talks to this store in process, with no socket.
 
+        Close it with ``await client.aclose()`` or ``async with``; arguments, errors and the
+        rest as for ``client()``.
+
         Args:
             api_key: the key to send; ``None``: the store's first key.
-            timeout: as ``AsyncClient``'s.
-            max_retries: as ``AsyncClient``'s.
-            default_headers: as ``AsyncClient``'s.
-            max_response_bytes: as ``AsyncClient``'s.
-            deadline: as ``AsyncClient``'s.
+            **settings: as ``AsyncClient``'s (``ClientSettings``).
 
         Returns:
-            The client; close it with ``await client.aclose()`` or ``async with``.
-
-        Raises:
-            ValueError: the store accepts no key and no ``api_key`` was given, or an argument
-                ``AsyncClient`` refuses.
-            TypeError: an argument of the wrong type.
+            The async client.
         """
+        http = httpx.AsyncClient(transport=self.transport())
         return AsyncClient(
-            self._key(api_key),
-            base_url=IN_PROCESS_BASE_URL,
-            timeout=timeout,
-            max_retries=max_retries,
-            default_headers=default_headers,
-            max_response_bytes=max_response_bytes,
-            deadline=deadline,
-            http_client=httpx.AsyncClient(transport=self.transport()),
+            self._key(api_key), base_url=IN_PROCESS_BASE_URL, http_client=http, **settings
         )
 
     def _key(self, api_key: str | None) -> str:

@@ -11,7 +11,7 @@ import httpx
 import numpy as np
 import pytest
 
-from animalstore_client import AsyncClient, Client
+from animalstore_client import AsyncClient, Client, Pet, PetStatus, WireFormatError
 from animalstore_client.testing import FakeAnimalStore
 from tests.conftest import Api
 
@@ -168,3 +168,20 @@ def test_a_long_int_just_below_a_power_of_ten_is_shown_without_a_mantissa_of_ten
     with pytest.raises(ValueError, match=r"^limit must be between") as excinfo:
         Client(api_key="k", base_url="http://h/v1").list_pets(limit=value)
     assert str(excinfo.value).endswith(", got 1.000000e+5000 (approximately; too long to show)")
+
+
+def test_from_dict_takes_the_numpy_values_create_pet_takes() -> None:
+    # A row read back from a DataFrame: numpy strings and integers where create_pet takes them.
+    row = {
+        "id": np.int64(7),
+        "name": np.str_("Rex"),
+        "category_id": np.int32(3),
+        "status": np.str_("sold"),
+    }
+    pet = Pet.from_dict(row)
+    assert pet == Pet(id=7, name="Rex", category_id=3, status=PetStatus.SOLD)
+    assert type(pet.name) is str
+    assert type(pet.id) is int
+    assert Pet.from_dict({**row, "status": np.str_("lost")}).status == "lost"
+    with pytest.raises(WireFormatError, match="name"):
+        Pet.from_dict({**row, "name": np.float64(1.5)})

@@ -9,6 +9,7 @@ import logging
 import re
 import subprocess
 import sys
+import typing
 import warnings
 from collections.abc import Callable
 
@@ -63,21 +64,23 @@ def test_help_shows_the_constructor_and_what_http_client_each_client_takes(cls: 
         assert accepted in text
 
 
-def test_the_stores_clients_spell_out_the_options_they_take() -> None:
-    from animalstore_client.testing import FakeAnimalStore
+def test_the_stores_clients_name_the_options_they_take() -> None:
+    from animalstore_client.testing import ClientSettings, FakeAnimalStore
 
+    # Typed keyword arguments (PEP 692): editors and type checkers list the five options.
+    assert list(typing.get_type_hints(ClientSettings)) == [
+        "timeout",
+        "max_retries",
+        "default_headers",
+        "max_response_bytes",
+        "deadline",
+    ]
     for factory in (FakeAnimalStore.client, FakeAnimalStore.async_client):
         parameters = inspect.signature(factory).parameters
-        assert list(parameters) == [
-            "self",
-            "api_key",
-            "timeout",
-            "max_retries",
-            "default_headers",
-            "max_response_bytes",
-            "deadline",
-        ]
-        assert all(p.kind is not inspect.Parameter.VAR_KEYWORD for p in parameters.values())
+        assert list(parameters) == ["self", "api_key", "settings"]
+        assert parameters["settings"].annotation == "Unpack[ClientSettings]"
+    with pytest.raises(TypeError, match="proxy"):
+        FakeAnimalStore().client(proxy="http://proxy.test")  # type: ignore[call-arg]
     store = FakeAnimalStore(api_keys={"sk-first", "sk-second"})
     store.add_pet("Rex", 3, "available")
     with store.client(

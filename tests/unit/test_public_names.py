@@ -56,6 +56,7 @@ def test_every_exported_class_is_counted() -> None:
     # ResponseTooLargeError and TimeoutLike.
     assert len(exported_classes(sdk)) == 28
     assert {cls.__name__ for cls in exported_classes(sdk_testing)} == {
+        "ClientSettings",
         "FakeAnimalStore",
         "FakeTransport",
         "Fault",
