@@ -74,12 +74,15 @@ def classify(exc: BaseException, request: Request) -> SendFailure:
 
     Returns:
         The failure; an error not in ``_FAILURES`` (an invalid URL ...) is fatal, and so is
-        a body that does not decode, which arrived whole: sending it again would not help.
+        a body that does not decode (or in a coding aiohttp cannot decode), which arrived
+        whole: sending it again would not help.
     """
-    undecodable = isinstance(exc.__cause__, ContentEncodingError)
+    cause = exc.__cause__  # aiohttp chains the parser's error to one of its own, or to two
+    while cause is not None and not isinstance(cause, ContentEncodingError):
+        cause = cause.__cause__
     return SendFailure.of(
         exc,
-        Failure.FATAL if undecodable else kind_of(exc, _FAILURES),
+        Failure.FATAL if cause is not None else kind_of(exc, _FAILURES),
         timeout=isinstance(exc, asyncio.TimeoutError),
         view=request.view(),
         # Its str() is "status, message=..., url=..."; the message is what the parser said.

@@ -151,19 +151,17 @@ def aloop() -> Iterator[asyncio.AbstractEventLoop]:
     event_loop.close()
 
 
-@pytest.fixture(
-    params=[
-        "sync",
-        "async",
-        "aiohttp",
-        pytest.param(
-            "httpx2-sync", marks=pytest.mark.skipif(NO_HTTPX2 is not None, reason=str(NO_HTTPX2))
-        ),
-        pytest.param(
-            "httpx2-async", marks=pytest.mark.skipif(NO_HTTPX2 is not None, reason=str(NO_HTTPX2))
-        ),
-    ]
-)
+_NEEDS_HTTPX2 = pytest.mark.skipif(NO_HTTPX2 is not None, reason=str(NO_HTTPX2))
+#: The kinds on a client of the httpx family (httpx, httpx2), for ``parametrize("kind", ...)``.
+HTTPX_FAMILY_KINDS = [
+    "sync",
+    "async",
+    pytest.param("httpx2-sync", marks=_NEEDS_HTTPX2),
+    pytest.param("httpx2-async", marks=_NEEDS_HTTPX2),
+]
+
+
+@pytest.fixture(params=[*HTTPX_FAMILY_KINDS[:2], "aiohttp", *HTTPX_FAMILY_KINDS[2:]])
 def kind(request: pytest.FixtureRequest) -> str:
     """The backend a test runs on: ``"sync"``, ``"async"`` (httpx), ``"aiohttp"``,
     ``"httpx2-sync"`` or ``"httpx2-async"``; ``SYNC_KINDS`` are those of a ``Client``."""

@@ -1,0 +1,369 @@
+"""Whatever the user's own client settings and whatever the server sends in its status line and
+headers, the SDK's outcome is the one its docs promise, on every backend, over real sockets.
+
+The content codings the SDK asks for and reads (gzip, deflate) and refuses (br, zstd), and what
+a bomb in each costs; aiohttp sessions built with ``raise_for_status``, ``auto_decompress=False``
+or small header limits; httpx and httpx2 event hooks that raise; reason phrases in any bytes;
+large headers; deprecation dates out of any calendar.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import zlib
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from animalstore_client import (
+    DEFAULT_MAX_RESPONSE_BYTES,
+    APIConnectionError,
+    BadRequestError,
+    InternalServerError,
+    NotFoundError,
+    Pet,
+    ResponseTooLargeError,
+)
+from tests.reliability.conftest import (
+    API_KEY,
+    HTTPX_FAMILY_KINDS,
+    PET,
+    SYNC_KINDS,
+    Api,
+    aiohttp_session,
+    error_body,
+    json_bytes,
+    new_http_client,
+)
+from tests.reliability.faultserver import FaultServer, Raw, Reply
+from tests.reliability.test_secrets import texts_of
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+# -- content codings ------------------------------------------------------------------------
+
+
+def test_the_sdk_asks_for_gzip_and_deflate_only(
+    server: FaultServer, make_client: Callable[..., Api]
+) -> None:
+    server.default = Reply(200, json=[PET])
+    make_client(server).list_pets()
+    (request,) = server.requests
+    assert request.header("accept-encoding") == "gzip, deflate"
+
+
+@pytest.mark.parametrize("encoding", ["br", "zstd", "gzip, br", "compress"])
+def test_an_answer_in_an_encoding_the_sdk_did_not_ask_for_is_refused_unread(
+    server: FaultServer, make_client: Callable[..., Api], kind: str, encoding: str
+) -> None:
+    # The body is not valid in that coding either: it is never decoded, so it never matters.
+    server.default = Reply(200, body=b"\x00" * 64, headers=[("Content-Encoding", encoding)])
+    api = make_client(server)
+    with pytest.raises(APIConnectionError) as caught:
+        api.list_pets()
+    assert type(caught.value) is APIConnectionError
+    # aiohttp refuses a coding it has no decoder for (zstd, compress) before the SDK sees it.
+    assert f"encoded as {encoding!r}, which the SDK did not ask for" in str(caught.value) or (
+        kind == "aiohttp" and "Can not decode content-encoding" in str(caught.value)
+    )
+    assert len(server.requests) == 1  # fatal: the same answer would come again
+    assert caught.value.request.headers["authorization"] == "[redacted]"
+
+
+def _bomb(encoding: str) -> bytes:
+    """1 GiB of zeros in ``encoding``: 1 MB of deflate, 1.6 KB of br, 32 KB of zstd."""
+    block = bytes(1024 * 1024)
+    compress: Callable[[bytes], bytes]
+    finish: Callable[[], bytes]
+    if encoding == "deflate":
+        deflate = zlib.compressobj(9)
+        compress, finish = deflate.compress, deflate.flush
+    elif encoding == "br":
+        import brotli
+
+        brotli_compressor = brotli.Compressor(quality=5)
+        compress, finish = brotli_compressor.process, brotli_compressor.finish
+    else:
+        import zstandard
+
+        zstd = zstandard.ZstdCompressor(level=3).compressobj()
+        compress, finish = zstd.compress, zstd.flush
+    return b"".join([*(compress(block) for _ in range(1024)), finish()])
+
+
+BOMB_SCRIPT = r"""
+import asyncio, sys
+from animalstore_client import APIError, AsyncClient, Client
+from tests.reliability.conftest import SYNC_KINDS, aclose_http_client, own_http_client
+
+kind, base_url = sys.argv[1], sys.argv[2]
+
+async def run_async():
+    http = own_http_client(kind)
+    async with AsyncClient(api_key="k", base_url=base_url, http_client=http) as client:
+        try:
+            await client.list_pets()
+        finally:
+            await aclose_http_client(http)
+
+try:
+    if kind in SYNC_KINDS:
+        with Client(api_key="k", base_url=base_url, http_client=own_http_client(kind)) as client:
+            client.list_pets()
+    else:
+        asyncio.run(run_async())
+except APIError as exc:
+    print(type(exc).__name__, exc)
+# VmHWM, not getrusage's ru_maxrss: Linux carries that one over from the parent across exec.
+status = open("/proc/self/status").read().splitlines()
+print("peak KiB:", next(line.split()[1] for line in status if line.startswith("VmHWM:")))
+"""
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads the peak RSS in /proc")
+@pytest.mark.parametrize("encoding", ["deflate", "br", "zstd"])
+def test_a_bomb_in_any_encoding_costs_about_the_cap(
+    kind: str, server: FaultServer, encoding: str, tmp_path: Path
+) -> None:
+    bomb = _bomb(encoding)
+    head = (
+        "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
+        f"Content-Encoding: {encoding}\r\nContent-Length: {len(bomb)}\r\n\r\n"
+    ).encode()
+    server.script(Raw(head + bomb))
+    script = tmp_path / "bomb.py"
+    script.write_text(BOMB_SCRIPT)
+
+    done = subprocess.run(
+        [sys.executable, str(script), kind, server.base_url],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+        env={**os.environ, "PYTHONPATH": str(REPO)},
+    )
+
+    assert done.returncode == 0, done.stderr
+    outcome, peak = done.stdout.splitlines()
+    if encoding == "deflate":  # decoded piece by piece, until the cap
+        assert outcome.startswith("ResponseTooLargeError GET ")
+        assert f"max_response_bytes={DEFAULT_MAX_RESPONSE_BYTES}" in outcome
+    else:  # never decoded (aiohttp refuses one it has no decoder for itself)
+        assert outcome.startswith("APIConnectionError GET ")
+        assert f"encoded as {encoding!r}" in outcome or f"({encoding})" in outcome
+    peak_mib = int(peak.removeprefix("peak KiB: ")) / 1024
+    assert peak_mib < 200, f"peak RSS {peak_mib:.0f} MiB"
+
+
+# -- a user's aiohttp session -----------------------------------------------------------------
+
+
+@pytest.fixture
+def session_client(make_client: Callable[..., Api], aloop: Any) -> Iterator[Callable[..., Api]]:
+    """An AsyncClient on a ``DefaultAioHttpClient(**options)`` the user configured."""
+    made: list[Any] = []
+
+    def make(server: FaultServer, **options: Any) -> Api:
+        session = aiohttp_session(aloop, **options)
+        made.append(session)
+        return make_client(server, http_client=session)
+
+    yield make
+    for session in made:
+        aloop.run_until_complete(session.close())
+
+
+@pytest.mark.parametrize("kind", ["aiohttp"])
+def test_a_session_that_raises_for_status_still_gives_typed_errors_and_retries(
+    server: FaultServer, session_client: Callable[..., Api]
+) -> None:
+    api = session_client(server, raise_for_status=True)
+    server.script(Reply(400, json=error_body(400, "invalid_parameter", "limit")))
+    with pytest.raises(BadRequestError) as caught:
+        api.list_pets()
+    assert (caught.value.status_code, caught.value.code) == (400, "invalid_parameter")
+    assert len(server.requests) == 1  # a 400 is not resent
+
+    server.script(
+        Reply(503, json=error_body(503), headers=[("Retry-After", "0")]), Reply(201, json=PET)
+    )
+    assert api.create_pet(name="Rex", category_id=3) == Pet.from_dict(PET)
+    create_attempts = server.requests[1:]
+    assert len(create_attempts) == 2  # a 503 is retried, with the same key
+    assert len({r.header("idempotency-key") for r in create_attempts}) == 1
+
+
+@pytest.mark.parametrize("kind", ["aiohttp"])
+def test_a_session_that_does_not_decompress_still_reads_gzip_within_the_cap(
+    server: FaultServer, session_client: Callable[..., Api]
+) -> None:
+    api = session_client(server, auto_decompress=False)
+    server.script(Reply(200, json=[PET], gzip=True))
+    assert api.list_pets() == [Pet.from_dict(PET)]
+    # The cap counts the decoded body: 2 MB of JSON that gzip makes a few KB.
+    big = json_bytes([PET] * 40_000)
+    server.script(Reply(200, body=big, gzip=True))
+    capped = Api(api.target.with_options(max_response_bytes=1_000_000), api._loop, api.kind)
+    with pytest.raises(ResponseTooLargeError):
+        capped.list_pets()
+    assert len(server.requests) == 2
+
+
+@pytest.mark.parametrize("kind", ["aiohttp"])
+def test_a_session_with_small_header_limits_reads_large_headers(
+    server: FaultServer, session_client: Callable[..., Api]
+) -> None:
+    api = session_client(server, max_field_size=100, max_line_size=100)
+    server.script(Reply(200, json=[PET], headers=[("X-Big", "v" * 9_000)]))
+    raw = api.raw.list_pets()
+    assert raw.headers["x-big"] == "v" * 9_000
+    assert len(server.requests) == 1
+
+
+def test_headers_as_large_as_httpx_takes_are_read_on_every_backend(
+    server: FaultServer, make_client: Callable[..., Api]
+) -> None:
+    server.script(Reply(200, json=[PET], headers=[("X-Big", "v" * 90_000)]))
+    raw = make_client(server).raw.list_pets()
+    assert len(raw.headers["x-big"]) == 90_000
+    assert len(server.requests) == 1
+
+
+# -- a user's httpx or httpx2 event hooks ---------------------------------------------------------
+
+
+def hooked_client(
+    kind: str, aloop: Any, make_client: Callable[..., Api], server: FaultServer, hook: Any
+) -> Api:
+    if kind in SYNC_KINDS:
+        hooks = {"response": [hook]}
+    else:
+
+        async def async_hook(response: Any) -> None:
+            hook(response)
+
+        hooks = {"response": [async_hook]}
+    return make_client(server, http_client=new_http_client(kind, aloop, event_hooks=hooks))
+
+
+def raise_for_status(response: Any) -> None:
+    response.raise_for_status()
+
+
+@pytest.mark.parametrize("kind", HTTPX_FAMILY_KINDS)
+def test_a_hook_that_raises_for_status_gives_the_typed_error_and_retries(
+    kind: str, aloop: Any, server: FaultServer, make_client: Callable[..., Api]
+) -> None:
+    api = hooked_client(kind, aloop, make_client, server, raise_for_status)
+    server.script(Reply(404, json=error_body(404, "not_found", "no pet 7")))
+    with pytest.raises(NotFoundError) as caught:
+        api.get_pet(7)
+    assert caught.value.status_code == 404
+    assert caught.value.request.headers["authorization"] == "[redacted]"
+    assert not any(API_KEY in text for text in texts_of(caught.value))
+
+    server.script(Reply(503, headers=[("Retry-After", "0")]), Reply(200, json=[PET]))
+    assert api.list_pets() == [Pet.from_dict(PET)]
+    assert len(server.requests) == 3  # the 503 was retried
+
+    server.script(*[Reply(503, headers=[("Retry-After", "0")])] * 3)
+    with pytest.raises(InternalServerError):
+        api.list_pets()
+    assert len(server.requests) == 6
+
+
+@pytest.mark.parametrize("kind", HTTPX_FAMILY_KINDS)
+def test_whatever_a_hook_raises_reaches_the_caller_without_the_key(
+    kind: str, aloop: Any, server: FaultServer, make_client: Callable[..., Api]
+) -> None:
+    def broken(response: Any) -> None:
+        # What a hook that keeps the request around would put in its error.
+        raise ValueError(f"my hook failed on {response.request.method}", response.request)
+
+    api = hooked_client(kind, aloop, make_client, server, broken)
+    server.default = Reply(201, json=PET)
+    with pytest.raises(APIConnectionError) as caught:
+        api.create_pet(name="Rex", category_id=3)
+    assert type(caught.value) is APIConnectionError
+    assert "ValueError: ('my hook failed on POST'," in str(caught.value)
+    assert len(server.requests) == 1  # fatal: never resent
+    assert not any(API_KEY in text for text in texts_of(caught.value))
+
+
+# -- status lines and headers the server sends --------------------------------------------------
+
+
+def raw_answer(status: bytes, body: bytes, *headers: bytes) -> Raw:
+    """An answer sent as bytes, then the connection closed (and said so, so it is not reused)."""
+    head = b"HTTP/1.1 " + status + b"\r\nConnection: close\r\nContent-Type: application/json\r\n"
+    head += b"".join(h + b"\r\n" for h in headers)
+    return Raw(head + b"Content-Length: %d\r\n\r\n" % len(body) + body)
+
+
+@pytest.mark.parametrize(
+    "reason",
+    [
+        "\u041d\u0435 \u043d\u0430\u0439\u0434\u0435\u043d\u043e".encode(),  # Cyrillic
+        "Nicht gefunden \u2013 \u00fc".encode(),
+        b"\xff",
+        "Nicht gefunden ü".encode("latin-1"),
+    ],
+    ids=["cyrillic-utf8", "dash-utf8", "ff", "latin1"],
+)
+def test_any_reason_phrase_gives_the_typed_outcome(
+    server: FaultServer, make_client: Callable[..., Api], reason: bytes
+) -> None:
+    api = make_client(server, max_retries=1)
+    body = json_bytes(error_body(404, "not_found", "no pet"))
+    server.script(raw_answer(b"404 " + reason, body))
+    with pytest.raises(NotFoundError) as caught:
+        api.list_pets()
+    assert (caught.value.status_code, caught.value.message) == (404, "no pet")
+    assert caught.value.response.status_code == 404
+
+    server.script(
+        raw_answer(b"503 " + reason, json_bytes(error_body(503)), b"Retry-After: 0"),
+        raw_answer(b"200 " + reason, json_bytes([PET])),
+    )
+    raw = api.raw.list_pets()
+    assert raw.parse() == [Pet.from_dict(PET)]
+    assert raw.http_response.status_code == 200
+    assert raw.retries_taken == 1
+
+
+@pytest.mark.parametrize(
+    "sunset",
+    [
+        "Fri, 31 Dec 9999 23:00:00 -0500",  # year 10000 in UTC
+        "Mon, 01 Jan 0001 00:00:00 +0100",  # before year 1 in UTC
+        "Sat, 01 Jan 0000 00:00:00 GMT",
+        "Thu, 31 Dec 99999 00:00:00 GMT",
+        "\xff\xfe",
+    ],
+)
+def test_a_deprecation_date_out_of_any_calendar_is_ignored(
+    server: FaultServer, make_client: Callable[..., Api], sunset: str
+) -> None:
+    headers = [("Sunset", sunset), ("Deprecation", "@99999999999999")]
+    server.script(Reply(201, json=PET, headers=headers))
+    api = make_client(server)
+    assert api.create_pet(name="Rex", category_id=3) == Pet.from_dict(PET)
+    assert len(server.requests) == 1  # created once, and the call did not fail after it
+    raw_server_reply = Reply(200, json=[PET], headers=headers)
+    server.script(raw_server_reply)
+    raw = api.raw.list_pets()
+    assert (raw.sunset, raw.deprecation) == (None, None)
+
+
+def test_a_year_below_100_written_in_four_digits_is_that_year() -> None:
+    from animalstore_client._core.deprecation import sunset_date
+
+    date = sunset_date({"sunset": "Mon, 01 Jan 0001 00:00:00 GMT"})
+    assert date is not None
+    assert (date.year, date.month, date.day) == (1, 1, 1)
+    assert sunset_date({"sunset": "Sun, 06 Nov 94 08:49:37 GMT"}) is not None  # RFC 850 years
