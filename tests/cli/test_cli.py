@@ -699,6 +699,36 @@ def test_a_sunset_date_past_the_year_9999_is_ignored_and_the_pet_created() -> No
     assert result.stderr == ""
 
 
+def test_an_error_line_shows_the_servers_control_characters_escaped() -> None:
+    from tests.reliability.faultserver import FaultServer, Reply
+
+    message = "no pet \x1b[31mhere\x1b[0m \u202eevil"
+    with FaultServer() as server:
+        server.script(Reply(404, json={"code": "not_found", "message": message, "status": 404}))
+        result = run("pets list", base_url=server.base_url)
+    assert result.returncode == 1
+    (line,) = result.stderr_lines()
+    assert "\x1b" not in line
+    assert "\u202e" not in line
+    assert line.startswith("error: 404 not_found: no pet ")
+    assert "\\x1b[31mhere" in line
+
+
+def test_any_error_line_is_one_line_with_control_characters_escaped(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # Whatever an error says (a library's message, a future one), the line cannot drive the
+    # terminal, reorder what it shows, or forge a second line.
+    from animalstore_client._cli.output import print_error
+
+    print_error(ValueError("bad \x1b[31mred\nerror: forged \u202eevil"), as_json=False)
+    line = capsys.readouterr().err
+    assert line.count("\n") == 1
+    assert "\x1b" not in line
+    assert "\u202e" not in line
+    assert line.startswith("error: bad \\x1b[31mred error: forged ")
+
+
 def test_other_warnings_are_not_printed_as_notices(api: Server, tmp_path: Path) -> None:
     # A warning that is not the SDK's DeprecationWarning, raised while the command runs (by
     # a library the user's environment loads, say), is left to Python's own warning display.

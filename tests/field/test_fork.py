@@ -36,3 +36,17 @@ def test_parent_and_child_each_get_their_own_answers(kind: str) -> None:
     assert outcome["after"] == {"same_connection": True, "retries": 0}
     # 1 call before the fork, CALLS in each process, 1 after.
     assert len(store.requests) == 2 * CALLS + 2
+
+
+@pytest.mark.parametrize("kind", ["sync", "async"])
+def test_a_child_that_drops_its_client_leaves_no_unclosed_socket_warning(kind: str) -> None:
+    # No reference of the test's own to the inherited pool: the SDK's must keep it from the
+    # garbage collector, which would report the parent's sockets unclosed (-X dev).
+    store = FakeAnimalStore(api_keys={KEY})
+    with store.serve() as base_url:
+        status, printed = run_script(
+            "fork_drop_script.py", base_url, KEY, kind, python_options=("-X", "dev")
+        ).splitlines()
+    assert status == "0"
+    assert printed == "''"
+    assert len(store.requests) == 2  # one call in each process

@@ -260,3 +260,30 @@ def test_event_hooks_trace_every_call_on_httpx2(server: FaultServer, kind: str) 
     assert [span.name for span in spans] == ["GET /v1/pets", "POST /v1/pets", "GET /v1/pets"]
     assert [span.attributes["http.response.status_code"] for span in spans] == [200, 201, 200]
     assert len(server.requests) == CALLS
+
+
+@pytest.mark.parametrize("library", ["httpx", "httpx2"])
+def test_a_sync_call_with_a_deadline_runs_in_the_callers_context(
+    server: FaultServer, library: str
+) -> None:
+    # The attempt runs in a worker thread: tracing (a span in a context variable) must follow.
+    import contextvars
+
+    from tests.reliability.conftest import NO_HTTPX2
+
+    if library == "httpx2" and NO_HTTPX2 is not None:
+        pytest.skip(NO_HTTPX2)
+    module = __import__(library)
+    trace_id: contextvars.ContextVar[str] = contextvars.ContextVar("trace_id", default="none")
+    seen: list[str] = []
+    hooks = {"request": [lambda request: seen.append(trace_id.get())]}
+    server.script(Reply(200, json=[PET]), Reply(200, json=[PET]))
+    with (
+        module.Client(event_hooks=hooks) as http,
+        Client(api_key=API_KEY, base_url=server.base_url, http_client=http) as client,
+    ):
+        trace_id.set("trace-7")
+        client.list_pets(deadline=5.0)
+        trace_id.set("trace-8")
+        client.list_pets()
+    assert seen == ["trace-7", "trace-8"]

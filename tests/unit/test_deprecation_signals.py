@@ -395,12 +395,12 @@ def test_every_structured_field_date_parses_or_is_ignored(seconds: int) -> None:
 def test_any_signal_on_any_answer_gives_the_usual_outcome_and_at_most_a_deprecation_warning(
     status: int, deprecation: str | None, sunset: str | None, link: str | None
 ) -> None:
-    from animalstore_client import AnimalStoreError
     from animalstore_client._backends.httpx import family
     from animalstore_client._core import operations as ops
     from animalstore_client._core.call import Call
     from animalstore_client._core.config import resolve_options
     from animalstore_client._core.deprecation import DeprecationNotices
+    from animalstore_client._core.exceptions import status_error_class
 
     options = resolve_options(
         API_KEY,
@@ -423,14 +423,21 @@ def test_any_signal_on_any_answer_gives_the_usual_outcome_and_at_most_a_deprecat
         response = httpx_answer(httpx.Response(status, json=[], headers=headers, request=request))
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
-            try:
+            if 200 <= status < 300:
                 assert call.after(response) is None
                 assert call.result == []
-                assert 200 <= status < 300
-            except AnimalStoreError:
-                assert status >= 300
+            else:  # the usual outcome: the status's own error, whatever the signals
+                with pytest.raises(status_error_class(status)) as caught_error:
+                    call.after(response)
+                assert caught_error.value.status_code == status
 
-    assert all(w.category is DeprecationWarning for w in caught)
-    assert len(caught) <= 1
+    # A warning exactly when a signal can be read, naming the operation and what was read.
+    deprecated, sunset_at = deprecation_date(response.headers), sunset_date(response.headers)
+    assert [w.category for w in caught] == (
+        [] if deprecated is None and sunset_at is None else [DeprecationWarning]
+    )
     if caught:
-        assert str(caught[0].message).startswith("GET /pets ")
+        message = str(caught[0].message)
+        assert message.startswith("GET /pets ")
+        for date in (deprecated, sunset_at):
+            assert date is None or date.date().isoformat() in message

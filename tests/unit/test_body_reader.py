@@ -1,0 +1,85 @@
+"""How an answer's body is read: its plain way only when it surely fits, and checked after.
+
+``BodyReader`` decides, for every backend, from the headers as received: a body that is
+neither encoded nor chunked, with a ``Content-Length`` within the cap, in a call without a
+deadline, is read the library's plain way; any other in capped pieces.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import httpx
+import pytest
+
+from animalstore_client import AsyncClient, Client, ResponseTooLargeError
+from animalstore_client._core.wire import BodyReader, Request, RequestView
+from tests.conftest import API_KEY, BASE_URL
+
+
+def reader(*headers: tuple[bytes, bytes], cap: int | None = 1000, ends: float | None = None) -> Any:
+    request = Request("GET", f"{BASE_URL}/pets", None, {}, None, {}, cap, None, ends)
+    return BodyReader(request, headers, lambda: RequestView("GET", BASE_URL, [], {}))
+
+
+@pytest.mark.parametrize(
+    ("headers", "plain"),
+    [
+        ([(b"Content-Length", b"10")], True),
+        ([(b"content-length", b"1000")], True),
+        ([(b"Content-Length", b"1001")], False),
+        ([], False),  # no length: read until the connection ends
+        ([(b"Content-Length", b"10"), (b"Transfer-Encoding", b"chunked")], False),
+        ([(b"Content-Length", b"10"), (b"Content-Encoding", b"gzip")], False),
+        ([(b"Content-Length", b"1e2")], False),
+        ([(b"Content-Length", b"-1")], False),
+    ],
+    ids=["short", "at-the-cap", "past-the-cap", "none", "chunked", "encoded", "float", "negative"],
+)
+def test_only_a_body_that_surely_fits_is_read_plainly(
+    headers: list[tuple[bytes, bytes]], plain: bool
+) -> None:
+    assert reader(*headers).plain is plain
+
+
+def test_no_cap_reads_plainly_and_a_deadline_never_does() -> None:
+    assert reader(cap=None).plain is True
+    assert reader((b"Content-Length", b"10"), ends=1e12).plain is False
+
+
+class LongerThanItSays(httpx.BaseTransport, httpx.AsyncBaseTransport):
+    """A transport that does not frame bodies by their headers: 2,190 bytes said to be 10."""
+
+    def handle_request(self, request: httpx.Request) -> httpx.Response:
+        body = b"[" + b" " * 2188 + b"]"
+        return httpx.Response(200, headers={"Content-Length": "10"}, content=body)
+
+    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+        return self.handle_request(request)
+
+
+def test_a_body_read_plainly_is_checked_against_the_cap_after_all() -> None:
+    transport = LongerThanItSays()
+    with (
+        Client(
+            api_key=API_KEY,
+            base_url=BASE_URL,
+            max_response_bytes=100,
+            http_client=httpx.Client(transport=transport),
+        ) as client,
+        pytest.raises(ResponseTooLargeError),
+    ):
+        client.list_pets()
+
+    async def main() -> None:
+        async with AsyncClient(
+            api_key=API_KEY,
+            base_url=BASE_URL,
+            max_response_bytes=100,
+            http_client=httpx.AsyncClient(transport=transport),
+        ) as client:
+            await client.list_pets()
+
+    with pytest.raises(ResponseTooLargeError):
+        asyncio.run(main())
