@@ -124,3 +124,30 @@ def test_a_retry_wait_leaves_the_event_loop_free() -> None:
     assert len(ticks) >= 10
     longest_gap = max(b - a for a, b in itertools.pairwise(ticks))
     assert longest_gap < 0.4
+
+
+def test_aclose_from_another_loop_leaves_the_running_loops_pool_to_that_loop() -> None:
+    import threading
+
+    from tests.reliability.faultserver import FaultServer, Reply
+
+    errors: list[dict[str, object]] = []
+    with FaultServer(default=Reply(200, json=[])) as server:
+        client = AsyncClient(api_key="k", base_url=server.base_url)
+        first = asyncio.new_event_loop()
+        first.set_exception_handler(lambda loop, context: errors.append(context))
+        runner = threading.Thread(target=first.run_forever)
+        runner.start()
+        try:
+            asyncio.run_coroutine_threadsafe(client.list_pets(), first).result(10)
+            assert server.open_connections == 1
+            asyncio.run(client.aclose())  # from another loop, while the first one runs
+            # The first loop closes its own pool, in its own time: not the other loop, where
+            # closing could only fail or leave the connection open.
+            assert server.wait_until_closed(timeout=5.0)
+            asyncio.run_coroutine_threadsafe(first.shutdown_asyncgens(), first).result(10)
+        finally:
+            first.call_soon_threadsafe(first.stop)
+            runner.join()
+            first.close()
+    assert errors == []

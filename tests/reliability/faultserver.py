@@ -215,6 +215,8 @@ class FaultServer:
         self._script: deque[Action] = deque()
         self._requests: list[RecordedRequest] = []
         self._lock = threading.Lock()
+        #: Notified, under ``_lock``, when a connection has been closed.
+        self._closed_one = threading.Condition(self._lock)
         self._stopping = threading.Event()
         self._connections: dict[int, socket.socket] = {}
         self._threads: list[threading.Thread] = []
@@ -290,6 +292,11 @@ class FaultServer:
         with self._lock:
             self._script.extend(actions)
 
+    def wait_until_closed(self, timeout: float) -> bool:
+        """Wait until the server has closed every client connection; return whether it did."""
+        with self._closed_one:
+            return self._closed_one.wait_for(lambda: not self._connections, timeout)
+
     @property
     def open_connections(self) -> int:
         """How many client connections are open now (a closed one ends its handler)."""
@@ -353,7 +360,8 @@ class FaultServer:
         finally:
             with self._lock:
                 self._connections.pop(number, None)
-            connection.close()
+                connection.close()  # under the lock: closed when a waiter is woken
+                self._closed_one.notify_all()
 
     def _receive(self, connection: socket.socket, buffer: bytearray) -> None:
         chunk = connection.recv(65536)

@@ -378,12 +378,15 @@ def _attempt_threads() -> list[threading.Thread]:
 def test_the_raw_response_of_a_capped_read_has_its_elapsed_time(
     make_client: Callable[..., Api], server: FaultServer
 ) -> None:
-    server.script(Reply(200, json=[PET], gzip=True))
+    server.script(Reply(200, json=[PET], gzip=True, delay=0.2))
     client = make_client(server)
 
+    started = time.perf_counter()
     response = client.raw.list_pets()
+    took = time.perf_counter() - started
 
-    assert response.http_response.elapsed.total_seconds() >= 0
+    # From sending to having read the body: at least the server's delay, within the call.
+    assert 0.2 <= response.http_response.elapsed.total_seconds() <= took
     assert response.http_response.json() == [PET]
 
 

@@ -211,14 +211,20 @@ def test_context_managers_close_the_pool(
     assert loop.run_until_complete(use()).is_closed
 
 
-def test_an_unclosed_client_is_collected_without_warnings(mock_api: respx.MockRouter) -> None:
-    mock_api.get("/pets").respond(200, json=[])
-    with warnings.catch_warnings():
-        warnings.simplefilter("error")
-        client = Client(api_key=API_KEY, base_url=BASE_URL)
-        client.list_pets()
-        del client
-        gc.collect()
+def test_an_unclosed_client_is_collected_without_warnings_and_its_connection_closed() -> None:
+    from tests.reliability.faultserver import FaultServer, Reply
+
+    with FaultServer(default=Reply(200, json=[])) as server:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            client = Client(api_key=API_KEY, base_url=server.base_url)
+            assert client.list_pets() == []
+            assert server.open_connections == 1  # kept alive in the client's pool
+            del client
+            gc.collect()
+        # Its pool was closed with it: the server saw the connection end.
+        assert server.wait_until_closed(timeout=5.0)
+    assert [str(w.message) for w in caught] == []
 
 
 def test_the_key_is_in_no_repr_message_or_log(

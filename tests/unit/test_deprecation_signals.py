@@ -6,7 +6,6 @@ import asyncio
 import inspect
 import logging
 import threading
-import time
 import warnings
 from collections.abc import Callable
 from datetime import datetime, timezone
@@ -160,13 +159,18 @@ def test_threads_sharing_a_client_warn_once(mock_api: respx.MockRouter) -> None:
 
 
 def test_two_threads_that_both_find_the_operation_unwarned_still_warn_once() -> None:
-    # The race the lock closes, made certain: each look-up of the warned set answers, then
-    # takes 50 ms to return, so both threads are past the first check, and would both be past
-    # the second without the lock, before either records the operation.
+    # The race the lock closes, made certain: each thread's first look-up of the warned set
+    # waits for the other's, so both are past the first check before either records the
+    # operation; without the lock both would warn.
+    both_looked = threading.Barrier(2, timeout=5)
+    looked = threading.local()
+
     class SlowSet(set[str]):
         def __contains__(self, item: object) -> bool:
             found = super().__contains__(item)
-            time.sleep(0.05)
+            if not getattr(looked, "once", False):
+                looked.once = True
+                both_looked.wait()
             return found
 
     notices = DeprecationNotices()
