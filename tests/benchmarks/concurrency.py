@@ -188,7 +188,7 @@ def _pets(items: Any) -> list[Pet]:
 def _headers(api_key: str) -> dict[str, str]:
     from tests.benchmarks.cases import HEADERS
 
-    return {**HEADERS, "Authorization": f"Bearer {api_key}"}
+    return {**HEADERS, "authorization": f"Bearer {api_key}"}  # the SDK's names: lower case
 
 
 async def _gather(call: Callable[[], Awaitable[object]], calls: int) -> list[object]:
