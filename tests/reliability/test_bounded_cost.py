@@ -165,7 +165,7 @@ def test_the_connection_is_dropped_after_a_body_past_the_cap(
 
 BOMB_SCRIPT = r"""
 import asyncio, sys
-from animalstore_client import AsyncClient, Client, ResponseTooLargeError
+from animalstore_client import APIError, AsyncClient, Client
 from tests.reliability.conftest import SYNC_KINDS, aclose_http_client, own_http_client
 
 kind, base_url = sys.argv[1], sys.argv[2]
@@ -184,33 +184,46 @@ try:
             client.list_pets()
     else:
         asyncio.run(run_async())
-except ResponseTooLargeError as exc:
-    print("too large:", exc)
+except APIError as exc:
+    print(type(exc).__name__, exc)
 # VmHWM, not getrusage's ru_maxrss: Linux carries that one over from the parent across exec.
 status = open("/proc/self/status").read().splitlines()
 print("peak KiB:", next(line.split()[1] for line in status if line.startswith("VmHWM:")))
 """
 
 
-@pytest.fixture(scope="module")
-def gzip_bomb() -> bytes:
-    """1 GiB of zeros, gzipped: about 1 MB on the wire."""
-    compressor = zlib.compressobj(9, zlib.DEFLATED, 31)
+def _bomb(encoding: str) -> bytes:
+    """1 GiB of zeros in ``encoding``: 1 MB in gzip or deflate, 1.6 KB in br, 32 KB in zstd."""
     block = bytes(1024 * 1024)
-    parts = [compressor.compress(block) for _ in range(1024)]
-    parts.append(compressor.flush())
-    return b"".join(parts)
+    compress: Callable[[bytes], bytes]
+    finish: Callable[[], bytes]
+    if encoding in ("gzip", "deflate"):
+        zlib_compressor = zlib.compressobj(9, zlib.DEFLATED, 31 if encoding == "gzip" else 15)
+        compress, finish = zlib_compressor.compress, zlib_compressor.flush
+    elif encoding == "br":
+        import brotli
+
+        brotli_compressor = brotli.Compressor(quality=5)
+        compress, finish = brotli_compressor.process, brotli_compressor.finish
+    else:
+        import zstandard
+
+        zstd = zstandard.ZstdCompressor(level=3).compressobj()
+        compress, finish = zstd.compress, zstd.flush
+    return b"".join([*(compress(block) for _ in range(1024)), finish()])
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads the peak RSS in /proc")
-def test_a_gzip_bomb_costs_about_the_cap(
-    kind: str, server: FaultServer, gzip_bomb: bytes, tmp_path: Path
+@pytest.mark.parametrize("encoding", ["gzip", "deflate", "br", "zstd"])
+def test_a_bomb_in_any_encoding_costs_about_the_cap(
+    kind: str, server: FaultServer, encoding: str, tmp_path: Path
 ) -> None:
+    bomb = _bomb(encoding)
     head = (
-        "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Encoding: gzip\r\n"
-        f"Content-Length: {len(gzip_bomb)}\r\n\r\n"
+        "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
+        f"Content-Encoding: {encoding}\r\nContent-Length: {len(bomb)}\r\n\r\n"
     ).encode()
-    server.script(Raw(head + gzip_bomb))
+    server.script(Raw(head + bomb))
     script = tmp_path / "bomb.py"
     script.write_text(BOMB_SCRIPT)
 
@@ -224,10 +237,14 @@ def test_a_gzip_bomb_costs_about_the_cap(
     )
 
     assert done.returncode == 0, done.stderr
-    lines = done.stdout.splitlines()
-    assert lines[0].startswith("too large: GET ")
-    assert f"max_response_bytes={DEFAULT_MAX_RESPONSE_BYTES}" in lines[0]
-    peak_mib = int(lines[1].removeprefix("peak KiB: ")) / 1024
+    outcome, peak = done.stdout.splitlines()
+    if encoding in ("gzip", "deflate"):  # decoded piece by piece, until the cap
+        assert outcome.startswith("ResponseTooLargeError GET ")
+        assert f"max_response_bytes={DEFAULT_MAX_RESPONSE_BYTES}" in outcome
+    else:  # never decoded (aiohttp refuses one it has no decoder for itself)
+        assert outcome.startswith("APIConnectionError GET ")
+        assert f"encoded as {encoding!r}" in outcome or f"({encoding})" in outcome
+    peak_mib = int(peak.removeprefix("peak KiB: ")) / 1024
     assert peak_mib < 200, f"peak RSS {peak_mib:.0f} MiB"
 
 
