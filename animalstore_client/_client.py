@@ -46,9 +46,6 @@ from animalstore_client._core.models import Pet, PetStatus
 from animalstore_client._core.types import NOT_GIVEN, NotGiven, PetStatusLiteral
 from animalstore_client._raw import RawView, deprecated_raw, raw_async_method, raw_method
 
-if TYPE_CHECKING:
-    pass
-
 __all__ = ["AsyncClient", "AsyncRawResponses", "Client", "RawResponses"]
 
 T = TypeVar("T")

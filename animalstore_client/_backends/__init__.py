@@ -106,7 +106,5 @@ def default_timeout(http_client: object) -> object:
 
     What a client uses when its ``timeout`` is omitted: the one the user gave their client.
     """
-    if _httpx_family(http_client, "Client") or _httpx_family(http_client, "AsyncClient"):
-        client: Any = http_client
-        return client.timeout
-    return None
+    lib = _httpx_family(http_client, "Client") or _httpx_family(http_client, "AsyncClient")
+    return None if lib is None else getattr(http_client, "timeout", None)
