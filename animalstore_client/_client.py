@@ -43,6 +43,7 @@ from animalstore_client._core.config import (
 from animalstore_client._core.deprecation import DeprecationNotices
 from animalstore_client._core.logging import configure_from_env
 from animalstore_client._core.models import Pet, PetStatus
+from animalstore_client._core.retries import Pause
 from animalstore_client._core.types import NOT_GIVEN, NotGiven, PetStatusLiteral
 from animalstore_client._raw import RawView, deprecated_raw, raw_async_method, raw_method
 
@@ -142,8 +143,9 @@ class _BaseClient(Generic[Pets, OnePet, Http]):
         # closing it follows, even when neither owns the pool.
         self._raw_of: _BaseClient[Any, Any, Any] | None = None
         # Shared with the copies `with_options` makes: the service's deprecation signals warn
-        # once per client family and operation.
+        # once per client family and operation, and its Retry-After holds back all of them.
         self._notices = DeprecationNotices()
+        self._pause = Pause()
 
     @property
     def base_url(self) -> str:
@@ -236,6 +238,7 @@ class _BaseClient(Generic[Pets, OnePet, Http]):
         copy._options = options
         copy._pool = self._pool
         copy._notices = self._notices
+        copy._pause = self._pause
         copy._owns_pool = False
         copy._closed = False
         copy._raw_of = None
@@ -254,7 +257,7 @@ class _BaseClient(Generic[Pets, OnePet, Http]):
 
     def _start(self, operation: ops.Operation[T]) -> Call[T]:
         raw = self._raw_of is not None
-        return Call(operation, self._options, raw=raw, notices=self._notices)
+        return Call(operation, self._options, raw=raw, notices=self._notices, pause=self._pause)
 
     @staticmethod
     def _pool_for(http_client: object) -> Any:
@@ -482,6 +485,8 @@ class Client(_BaseClient[list[Pet], Pet, SyncHttpClient]):
         pool = self._usable_pool()
         sender = pool.current() or pool.open()
         while True:
+            while (pause := call.wait()) > 0.0:
+                time.sleep(pause)
             request = call.begin()
             if call.deadline is None:
                 outcome = sender.send(request)
@@ -555,6 +560,8 @@ class AsyncClient(
         pool = self._usable_pool()
         sender = pool.current() or await pool.open()
         while True:
+            while (pause := call.wait()) > 0.0:
+                await sender.sleep(pause)
             request = call.begin()
             if call.deadline is None:
                 outcome = await sender.send(request)

@@ -40,14 +40,20 @@ def _clean_environment(monkeypatch: pytest.MonkeyPatch) -> None:
 
 @pytest.fixture
 def sleeps(monkeypatch: pytest.MonkeyPatch) -> list[float]:
-    """Record the delays the clients sleep between attempts, without sleeping."""
+    """Record the delays the clients sleep between attempts, without sleeping.
+
+    ``time.monotonic`` moves on by each delay, as if it had been slept: a client paused by a
+    ``Retry-After`` sees its pause end.
+    """
     recorded: list[float] = []
+    real_monotonic = time.monotonic
 
     async def fake_async_sleep(delay: float) -> None:
         recorded.append(delay)
 
     monkeypatch.setattr(time, "sleep", recorded.append)
     monkeypatch.setattr(asyncio, "sleep", fake_async_sleep)
+    monkeypatch.setattr(time, "monotonic", lambda: real_monotonic() + sum(recorded))
     return recorded
 
 

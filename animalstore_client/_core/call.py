@@ -1,12 +1,14 @@
 """One API call across all its attempts, as a state machine with no I/O.
 
-The clients drive it: hand ``call.begin()``'s plain ``Request`` to a backend (within
-``call.remaining()`` seconds when the call has a ``deadline``), give what came back (an
-``Answer``, a ``SendFailure``, or ``None`` if the deadline cut the attempt off) to
-``call.after()``, and either sleep the delay it returns and go round again, or return
-``call.result``. Everything else (the request itself, retry decisions, the deadline, logging,
-the service's deprecation signals, parsing and error mapping) happens here, once for every
-client and backend; the body's size cap and the deadline while reading, in ``BodyReader``.
+The clients drive it: sleep what ``call.wait()`` asks until it asks for nothing (the client
+family may be paused by the service's ``Retry-After``), hand ``call.begin()``'s plain
+``Request`` to a backend (within ``call.remaining()`` seconds when the call has a
+``deadline``), give what came back (an ``Answer``, a ``SendFailure``, or ``None`` if the
+deadline cut the attempt off) to ``call.after()``, and either sleep the delay it returns and go
+round again, or return ``call.result``. Everything else (the request itself, retry decisions,
+the pause, the deadline, logging, the service's deprecation signals, parsing and error mapping)
+happens here, once for every client and backend; the body's size cap and the deadline while
+reading, in ``BodyReader``.
 """
 
 from __future__ import annotations
@@ -26,7 +28,12 @@ from animalstore_client._core.response import (
     parse_body,
     status_error,
 )
-from animalstore_client._core.retries import retry_delay
+from animalstore_client._core.retries import (
+    NOT_PROCESSED_STATUSES,
+    Pause,
+    retry_after,
+    retry_delay,
+)
 from animalstore_client._core.types import NotGiven
 from animalstore_client._core.wire import Answer, Request, SendFailure, deadline_passed
 
@@ -44,14 +51,18 @@ class Call(Generic[T]):
         raw: make ``result`` the ``APIResponse`` instead of the parsed value.
         notices: where the client family records the operations it has warned about; ``None``
             never warns about the service's deprecation signals.
+        pause: the client family's pause, which a ``Retry-After`` extends and every attempt
+            waits out; ``None``: this call's own.
     """
 
     __slots__ = (
         "_ends",
         "_idempotent",
+        "_last",
         "_max_retries",
         "_notices",
         "_operation",
+        "_pause",
         "_raw",
         "_started",
         "deadline",
@@ -67,6 +78,7 @@ class Call(Generic[T]):
         *,
         raw: bool = False,
         notices: DeprecationNotices | None = None,
+        pause: Pause | None = None,
     ) -> None:
         self._idempotent = operation.idempotent
         headers = options.headers
@@ -104,9 +116,31 @@ class Call(Generic[T]):
         self._operation = operation
         self._max_retries = options.max_retries
         self._raw = raw
+        self._pause = Pause() if pause is None else pause
+        self._last: Answer | SendFailure | None = None
         self._started = 0.0
         self.retries = 0
         self.result: T
+
+    def wait(self) -> float:
+        """Return the seconds to wait before the next attempt; 0.0 to start it now.
+
+        Non-zero while the client family is paused: a call got 429 or 503 with
+        ``Retry-After``. Ask again after the wait, as another answer may extend the pause.
+
+        Raises:
+            APITimeoutError: the pause outlasts the call's deadline, before any attempt; after
+                one, the error of the last attempt's outcome instead, as for a retry that the
+                deadline leaves no time for.
+        """
+        left = self._pause.left()
+        if left <= 0.0:
+            return 0.0
+        if self._ends is not None and time.monotonic() + left >= self._ends:
+            if self._last is None:
+                self._last = deadline_passed(self.request, self.request.view(), left)
+            raise self._error(self._last)
+        return left
 
     def begin(self) -> Request:
         """Start an attempt: note the time and return the request to send.
@@ -159,6 +193,7 @@ class Call(Generic[T]):
             # Cut off, or the attempt's timeouts were cut to the time left: its own timeout
             # at the deadline, a hair before the deadline's, is the deadline's.
             outcome = deadline_passed(self.request, self.request.view())
+        self._last = outcome
         if logger.isEnabledFor(logging.DEBUG):
             self._log_attempt(outcome)
         if isinstance(outcome, Answer):
@@ -174,12 +209,19 @@ class Call(Generic[T]):
                     else parse_body(outcome, result_type)
                 )
                 return None
+            if outcome.status_code in NOT_PROCESSED_STATUSES:
+                wait = retry_after(outcome.headers)
+                if wait is not None:
+                    self._pause.extend(wait)
         delay = retry_delay(
             outcome,
             idempotent=self._idempotent,
             retries_taken=self.retries,
             max_retries=self._max_retries,
         )
+        if delay is not None:
+            # Another call's Retry-After may ask for longer than this one's.
+            delay = max(delay, self._pause.left())
         if delay is not None and (self._ends is None or time.monotonic() + delay < self._ends):
             # (A retry the deadline leaves no time for is not made: the last outcome stands.)
             self.retries += 1
@@ -194,9 +236,12 @@ class Call(Generic[T]):
                 extra={"animalstore_retry": True},
             )
             return delay
+        raise self._error(outcome)
+
+    def _error(self, outcome: Answer | SendFailure) -> Exception:
         if isinstance(outcome, SendFailure):
-            raise connection_error(outcome, self.request)
-        raise status_error(outcome)
+            return connection_error(outcome, self.request)
+        return status_error(outcome)
 
     def _log_attempt(self, outcome: Answer | SendFailure) -> None:
         status = outcome.status_code if isinstance(outcome, Answer) else outcome.detail

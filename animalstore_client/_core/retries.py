@@ -2,13 +2,15 @@
 
 A write must never happen twice, so a non-idempotent request (``POST``) is retried only when
 it provably was not processed: the connection was never made, or the service answered 429 or
-503, both of which say the request was turned away.
+503, both of which say the request was turned away. Such an answer's ``Retry-After`` holds
+back every call of the client family (``Pause``), not only the one that got it.
 """
 
 from __future__ import annotations
 
 import math
 import random
+import threading
 import time
 from collections.abc import Mapping
 
@@ -18,7 +20,9 @@ __all__ = [
     "INITIAL_DELAY",
     "MAX_DELAY",
     "MAX_RETRY_AFTER",
+    "NOT_PROCESSED_STATUSES",
     "RETRYABLE_STATUSES",
+    "Pause",
     "backoff",
     "retry_after",
     "retry_delay",
@@ -26,7 +30,7 @@ __all__ = [
 
 RETRYABLE_STATUSES = frozenset({408, 429, 500, 502, 503, 504})
 #: Statuses that say the request was turned away, not processed.
-_NOT_PROCESSED_STATUSES = frozenset({429, 503})
+NOT_PROCESSED_STATUSES = frozenset({429, 503})
 INITIAL_DELAY = 0.5
 MAX_DELAY = 8.0
 MAX_RETRY_AFTER = 60.0
@@ -103,7 +107,7 @@ def retry_delay(
     if retries_taken >= max_retries:
         return None
     if isinstance(outcome, Answer):
-        statuses = RETRYABLE_STATUSES if idempotent else _NOT_PROCESSED_STATUSES
+        statuses = RETRYABLE_STATUSES if idempotent else NOT_PROCESSED_STATUSES
         if outcome.status_code not in statuses:
             return None
         wait = retry_after(outcome.headers)
@@ -112,3 +116,29 @@ def retry_delay(
     if failure is Failure.NOT_SENT or (idempotent and failure is Failure.MAYBE_SENT):
         return backoff(retries_taken)
     return None
+
+
+class Pause:
+    """Until when a client and its copies start no attempt: the service asked them to wait.
+
+    A 429 or 503 with ``Retry-After`` to any call holds back every call of the client family
+    that starts or retries later, instead of each one meeting the limit alone. Extended under
+    a lock (threads share a ``Client``), read without one.
+    """
+
+    __slots__ = ("_lock", "_until")
+
+    def __init__(self) -> None:
+        self._until = 0.0  # time.monotonic(); 0.0 for never paused, the common case
+        self._lock = threading.Lock()
+
+    def extend(self, seconds: float) -> None:
+        """Start no attempt for ``seconds`` from now, unless held back longer already."""
+        until = time.monotonic() + seconds
+        with self._lock:
+            self._until = max(self._until, until)
+
+    def left(self) -> float:
+        """Return the seconds the pause still lasts; 0.0 or less when it is over."""
+        until = self._until
+        return until - time.monotonic() if until else 0.0

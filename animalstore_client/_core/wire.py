@@ -220,11 +220,17 @@ class SendFailure:
         return f"<SendFailure {self.failure.value}: {self.detail}>"
 
 
-def deadline_passed(request: Request, view: RequestView) -> SendFailure:
-    """Return the outcome of an attempt that the call's deadline cut off: never retried."""
+def deadline_passed(request: Request, view: RequestView, wait: float = 0.0) -> SendFailure:
+    """Return the outcome of an attempt that the call's deadline cut off: never retried.
+
+    ``wait``, when given, is the wait the service asked for that the deadline leaves no time for.
+    """
     return SendFailure(
         Failure.FATAL,
-        f"deadline={request.deadline:g} s passed before the call was done",
+        f"deadline={request.deadline:g} s leaves no time for the {wait:.1f} s wait the service "
+        "asked for (Retry-After)"
+        if wait
+        else f"deadline={request.deadline:g} s passed before the call was done",
         timeout=True,
         view=view,
     )

@@ -118,6 +118,10 @@ class Api(SharedApi):
         """The same calls through ``with_raw_response``."""
         return Api(self.target.with_raw_response, self._loop, self.kind)
 
+    def with_options(self, **options: Any) -> Api:
+        """The same calls through ``with_options(**options)``'s copy of the client."""
+        return Api(self.target.with_options(**options), self._loop, self.kind)
+
 
 @pytest.fixture
 def server() -> Iterator[FaultServer]:

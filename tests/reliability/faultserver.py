@@ -217,6 +217,8 @@ class FaultServer:
         self._lock = threading.Lock()
         #: Notified, under ``_lock``, when a connection has been closed.
         self._closed_one = threading.Condition(self._lock)
+        #: Notified, under ``_lock``, when a request has been recorded.
+        self._received = threading.Condition(self._lock)
         self._stopping = threading.Event()
         self._connections: dict[int, socket.socket] = {}
         self._threads: list[threading.Thread] = []
@@ -297,6 +299,11 @@ class FaultServer:
         with self._closed_one:
             return self._closed_one.wait_for(lambda: not self._connections, timeout)
 
+    def wait_for_requests(self, count: int, timeout: float) -> bool:
+        """Wait until the server has recorded ``count`` requests; return whether it had."""
+        with self._received:
+            return self._received.wait_for(lambda: len(self._requests) >= count, timeout)
+
     @property
     def open_connections(self) -> int:
         """How many client connections are open now (a closed one ends its handler)."""
@@ -353,6 +360,7 @@ class FaultServer:
                 with self._lock:
                     self._requests.append(request)
                     action = self._script.popleft() if self._script else self.default
+                    self._received.notify_all()
                 if not self._perform(action, connection, request):
                     break
         except (_Closed, OSError):
