@@ -201,8 +201,12 @@ class SendFailure:
     ) -> SendFailure:
         """Return the failure for ``exc``, keeping its class name and message, not the error.
 
-        ``message`` replaces ``str(exc)`` when that could hold a header.
+        ``message`` replaces ``str(exc)`` when that could hold a header. A refused connection
+        reads the same whatever the library and event loop made of it ("[Errno 111] ...",
+        "All connection attempts failed", "Cannot connect to host ...").
         """
+        if failure is Failure.NOT_SENT and _refused(exc):
+            return cls(failure, _REFUSED, timeout=timeout, view=view)
         message = str(exc) if message is None else message
         detail = f"{type(exc).__name__}: {message}" if message else type(exc).__name__
         return cls(failure, detail, timeout=timeout, view=view)
@@ -218,6 +222,32 @@ class SendFailure:
 
     def __repr__(self) -> str:
         return f"<SendFailure {self.failure.value}: {self.detail}>"
+
+
+_REFUSED = (
+    "ConnectionRefusedError: connection refused (nothing accepts connections at that address)"
+)
+
+
+def _refused(exc: BaseException) -> bool:
+    """Whether a ``ConnectionRefusedError`` is behind ``exc``.
+
+    It is looked for in the chain, and in exception groups there (anyio's, when every address
+    of a host refused).
+    """
+    pending = [exc]
+    seen: set[int] = set()
+    while pending:
+        error = pending.pop()
+        if isinstance(error, ConnectionRefusedError):
+            return True
+        seen.add(id(error))
+        linked = [error.__cause__, error.__context__]
+        members = getattr(error, "exceptions", None)
+        if isinstance(members, tuple):
+            linked += members
+        pending += [link for link in linked if link is not None and id(link) not in seen]
+    return False
 
 
 def deadline_passed(request: Request, view: RequestView, wait: float = 0.0) -> SendFailure:

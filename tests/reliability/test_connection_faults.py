@@ -307,3 +307,22 @@ def test_every_call_after_the_server_closed_an_idle_connection_goes_once_and_suc
     assert len(store.pets) == (40 if operation == "create_pet" else 0)
     if kind == "aiohttp":
         close_in(aloop, http)
+
+
+@pytest.mark.parametrize("host", ["127.0.0.1", "localhost"])
+def test_a_refused_connection_reads_the_same_on_every_client_and_backend(
+    kind: str, make_client: Callable[..., Api], host: str
+) -> None:
+    # Each library words it its own way ("[Errno 111] Connection refused", anyio's "All
+    # connection attempts failed", aiohttp's "Cannot connect to host ...").
+    url = f"http://{host}:{free_port()}/v1"
+    api = make_client(url, max_retries=0)
+
+    with pytest.raises(APIConnectionError) as caught:
+        api.list_pets()
+
+    assert type(caught.value) is APIConnectionError
+    assert str(caught.value) == (
+        f"GET {url}/pets failed: ConnectionRefusedError: connection refused "
+        "(nothing accepts connections at that address)"
+    )
