@@ -12,6 +12,7 @@ sends. The raw-response views are at the end.
 import functools
 import os
 import time
+import warnings
 from collections.abc import Awaitable, Callable, Coroutine, Mapping
 from functools import cached_property
 from typing import TYPE_CHECKING, Any, Final, Generic, TypeVar, cast
@@ -264,8 +265,8 @@ class _BaseClient(Generic[Pets, OnePet, Http]):
         """Return the pool to send with, given the constructor's ``http_client``."""
         raise NotImplementedError
 
-    def _request(self, build: Callable[..., ops.Operation[Any]], *args: Any, **kwargs: Any) -> Any:
-        """Make the call that ``build(*args, **kwargs)`` describes; see the subclasses."""
+    def _request(self, operation: ops.Operation[Any]) -> Any:
+        """Make the call that ``operation`` describes; see the subclasses."""
         raise NotImplementedError
 
     def list_pets(
@@ -314,12 +315,13 @@ class _BaseClient(Generic[Pets, OnePet, Http]):
         return cast(
             Pets,
             self._request(
-                ops.list_pets,
-                limit=limit,
-                status=status,
-                timeout=timeout,
-                deadline=deadline,
-                extra_headers=extra_headers,
+                ops.list_pets(
+                    limit=limit,
+                    status=status,
+                    timeout=timeout,
+                    deadline=deadline,
+                    extra_headers=extra_headers,
+                )
             ),
         )
 
@@ -380,21 +382,24 @@ class _BaseClient(Generic[Pets, OnePet, Http]):
         return cast(
             OnePet,
             self._request(
-                ops.create_pet,
-                name=name,
-                category_id=category_id,
-                status=status,
-                idempotency_key=idempotency_key,
-                timeout=timeout,
-                deadline=deadline,
-                extra_headers=extra_headers,
+                ops.create_pet(
+                    name=name,
+                    category_id=category_id,
+                    status=status,
+                    idempotency_key=idempotency_key,
+                    timeout=timeout,
+                    deadline=deadline,
+                    extra_headers=extra_headers,
+                )
             ),
         )
 
-    # A string literal, not a constant: type checkers only read a literal (PEP 702).
+    # A string literal, not a constant: type checkers only read a literal (PEP 702). No
+    # warning from the decorator: the body warns once the arguments have passed their checks.
     @deprecated(
         "get_pet() calls GET /pets/{petId}, which is deprecated and will be removed on "
-        "5 December 2030; use list_pets() with a status filter instead"
+        "5 December 2030; use list_pets() with a status filter instead",
+        category=None,
     )
     def get_pet(
         self,
@@ -434,21 +439,27 @@ class _BaseClient(Generic[Pets, OnePet, Http]):
             ResponseTooLargeError: the answer's body is larger than ``max_response_bytes``.
             APIResponseValidationError: the answer does not fit the schema.
         """
-        return cast(
-            OnePet,
-            self._request(
-                ops.get_pet, pet_id, timeout=timeout, deadline=deadline, extra_headers=extra_headers
-            ),
+        operation = ops.get_pet(
+            pet_id, timeout=timeout, deadline=deadline, extra_headers=extra_headers
         )
+        warnings.warn(_GET_PET_WARNING, DeprecationWarning, stacklevel=2)
+        return cast(OnePet, self._request(operation))
 
     def __repr__(self) -> str:
         options = getattr(self, "_options", None)  # a constructor that raised leaves none
         if options is None:
             return f"<{type(self).__name__} (not configured)>"
+        # Header names only: a value may be as secret as the key, which is never shown.
         return (
             f"{type(self).__name__}(base_url={options.base_url!r}, "
-            f"max_retries={options.max_retries}, timeout={options.timeout!r})"
+            f"timeout={options.timeout!r}, max_retries={options.max_retries}, "
+            f"deadline={options.deadline!r}, max_response_bytes={options.max_response_bytes!r}, "
+            f"default_headers={sorted(options.default_headers)!r})"
         )
+
+
+#: What ``get_pet`` warns at run time: its decorator's message, written once.
+_GET_PET_WARNING: str = _BaseClient.get_pet.__deprecated__  # type: ignore[attr-defined, deprecated]
 
 
 class Client(_BaseClient[list[Pet], Pet, SyncHttpClient]):
@@ -480,8 +491,8 @@ class Client(_BaseClient[list[Pet], Pet, SyncHttpClient]):
     def __exit__(self, *exc_info: object) -> None:
         self.close()
 
-    def _request(self, build: Callable[..., ops.Operation[T]], *args: Any, **kwargs: Any) -> T:
-        call = self._start(build(*args, **kwargs))
+    def _request(self, operation: ops.Operation[T]) -> T:
+        call = self._start(operation)
         pool = self._usable_pool()
         sender = pool.current() or pool.open()
         while True:
@@ -520,8 +531,8 @@ class AsyncClient(
 ):
     """An asynchronous client for the animal store API, on asyncio or trio; task-safe.
 
-    ``get_pet`` warns when called and checks its arguments when awaited; the other methods
-    do both when awaited.
+    ``get_pet`` checks its arguments, then warns, when called; the other methods check theirs
+    when awaited.
 
     Example::
 
@@ -553,10 +564,8 @@ class AsyncClient(
     async def __aexit__(self, *exc_info: object) -> None:
         await self.aclose()
 
-    async def _request(
-        self, build: Callable[..., ops.Operation[T]], *args: Any, **kwargs: Any
-    ) -> T:
-        call = self._start(build(*args, **kwargs))
+    async def _request(self, operation: ops.Operation[T]) -> T:
+        call = self._start(operation)
         pool = self._usable_pool()
         sender = pool.current() or await pool.open()
         while True:

@@ -124,6 +124,16 @@ async def _attempt_once(
 def new_session(**kwargs: Any) -> aiohttp.ClientSession:
     """Return an ``aiohttp.ClientSession`` with the SDK's defaults; see ``DefaultAioHttpClient``."""
     refuse_trio("DefaultAioHttpClient")
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        # aiohttp's own error, "no running event loop", does not say what to do.
+        raise RuntimeError(
+            "DefaultAioHttpClient() must be called inside a coroutine, as aiohttp binds a "
+            "session to the running event loop: async def main(): async with "
+            "DefaultAioHttpClient() as http, AsyncClient(http_client=http) as client: ..., "
+            "then asyncio.run(main())"
+        ) from None
     timeout = DEFAULT_TIMEOUT
     limits = DEFAULT_CONNECTION_LIMITS
     if "connector" not in kwargs:

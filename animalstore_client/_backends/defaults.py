@@ -211,7 +211,8 @@ def DefaultAioHttpClient(**kwargs: Any) -> aiohttp.ClientSession:
     Raises:
         ImportError: the ``aiohttp`` extra is not installed; the message gives the command
             that installs it.
-        RuntimeError: no asyncio event loop is running (or trio's is).
+        RuntimeError: called outside a coroutine (no asyncio event loop is running), or under
+            trio.
         TypeError: an argument ``aiohttp.ClientSession`` does not take.
     """
     import_extra("aiohttp", "DefaultAioHttpClient")

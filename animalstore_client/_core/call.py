@@ -56,6 +56,7 @@ class Call(Generic[T]):
     """
 
     __slots__ = (
+        "_base_url",
         "_ends",
         "_idempotent",
         "_last",
@@ -114,6 +115,7 @@ class Call(Generic[T]):
         # The SDK already warns when a deprecated operation is called: once is enough.
         self._notices = None if operation.deprecated else notices
         self._operation = operation
+        self._base_url = options.base_url
         self._max_retries = options.max_retries
         self._raw = raw
         self._pause = Pause() if pause is None else pause
@@ -241,7 +243,7 @@ class Call(Generic[T]):
     def _error(self, outcome: Answer | SendFailure) -> Exception:
         if isinstance(outcome, SendFailure):
             return connection_error(outcome, self.request)
-        return status_error(outcome)
+        return status_error(outcome, self._base_url)
 
     def _log_attempt(self, outcome: Answer | SendFailure) -> None:
         status = outcome.status_code if isinstance(outcome, Answer) else outcome.detail

@@ -1,7 +1,8 @@
-"""How models show in Jupyter and IPython: one HTML table for a model or a list of them.
+"""How models and errors show in Jupyter and IPython, as HTML tables.
 
-Columns are the Python attribute names, as ``to_dict(use_api_names=False)`` writes them; every
-value is escaped, since names and messages come from the service.
+A model or a list of them is one table whose columns are the Python attribute names, as
+``to_dict(use_api_names=False)`` writes them; an error is a table of its fields. Every value is
+escaped, since names and messages come from the service.
 """
 
 from __future__ import annotations
@@ -14,25 +15,40 @@ import attrs
 
 from animalstore_client._core.converter import enum_value
 
-__all__ = ["html_table"]
+__all__ = ["html_fields", "html_table"]
 
 
 def _cell(value: object) -> str:
     return f"<td>{html.escape(str(enum_value(value)))}</td>"  # type: ignore[arg-type]
 
 
-def html_table(rows: Sequence[Any]) -> str:
-    """Return an HTML table with one row per model instance (all of one class).
+def html_table(rows: Sequence[Any], model: type) -> str:
+    """Return an HTML table with one row per model instance.
 
     Args:
-        rows: attrs model instances, at least one.
+        rows: instances of ``model``, possibly none: then the table has its header alone.
+        model: their attrs class, whose fields are the columns.
 
     Returns:
         The ``<table>`` element, with a header row of the field names.
     """
-    names = [field.name for field in attrs.fields(type(rows[0]))]
+    names = [field.name for field in attrs.fields(model)]
     head = "".join(f"<th>{name}</th>" for name in names)
     body = "".join(
         "<tr>" + "".join(_cell(getattr(row, name)) for name in names) + "</tr>" for row in rows
     )
     return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+
+
+def html_fields(title: str, fields: Sequence[tuple[str, object]]) -> str:
+    """Return an HTML table of one object's fields, a row each, captioned with ``title``.
+
+    Args:
+        title: what the object is (an error's class name).
+        fields: (name, value) pairs, in order.
+
+    Returns:
+        The ``<table>`` element.
+    """
+    rows = "".join(f"<tr><th>{name}</th>{_cell(value)}</tr>" for name, value in fields)
+    return f"<table><caption>{html.escape(title)}</caption><tbody>{rows}</tbody></table>"

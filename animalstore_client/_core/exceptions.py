@@ -86,8 +86,12 @@ class AnimalStoreError(Exception):
     """Base class of every exception the SDK raises for an API call or for malformed data."""
 
 
+@tolerant_repr
 class APIError(AnimalStoreError):
     """An API call failed.
+
+    Its ``repr`` names its fields (``NotFoundError(status_code=404, code='not_found', ...)``),
+    and Jupyter shows it as a table of them.
 
     Attributes:
         message: what went wrong, in one line.
@@ -103,6 +107,19 @@ class APIError(AnimalStoreError):
     def request(self) -> httpx.Request:
         """The ``httpx.Request`` that was (or was to be) sent; its ``Authorization`` redacted."""
         return self._source.request_view()
+
+    def _fields(self) -> list[tuple[str, object]]:
+        return [("message", self.message)]
+
+    def __repr__(self) -> str:
+        fields = ", ".join(f"{name}={value!r}" for name, value in self._fields())
+        return f"{type(self).__name__}({fields})"
+
+    def _repr_html_(self) -> str:
+        """Jupyter's rich display: the error's class and fields as an HTML table, escaped."""
+        from animalstore_client._core.display import html_fields
+
+        return html_fields(type(self).__name__, self._fields())
 
     def __reduce__(self) -> tuple[Any, ...]:
         # For pickle (a ProcessPoolExecutor worker's error) and copy. BaseException's own
@@ -188,6 +205,14 @@ class APIStatusError(APIError):
 
     def _rebuild_keywords(self) -> dict[str, Any]:
         return {"response": _safe_response(self.response), "error": self.error}
+
+    def _fields(self) -> list[tuple[str, object]]:
+        return [
+            ("status_code", self.status_code),
+            ("code", self.code),
+            ("message", self.message),
+            ("request_id", self.request_id),
+        ]
 
     def __str__(self) -> str:
         code = f" {_one_line(self.code)}" if self.code is not None else ""

@@ -78,7 +78,7 @@ class _WireModel:
         """Jupyter's rich display: the model as a one-row HTML table."""
         from animalstore_client._core.display import html_table  # html is imported at first display
 
-        return html_table([self])
+        return html_table([self], type(self))
 
 
 @tolerant_repr
@@ -125,11 +125,11 @@ class PetList(list[Pet]):
 
     __slots__ = ()
 
-    def _repr_html_(self) -> str | None:
-        """Jupyter's rich display: one HTML table, a row per pet; an empty list shows as ``[]``."""
+    def _repr_html_(self) -> str:
+        """Jupyter's rich display: one HTML table, a row per pet (its header alone when empty)."""
         from animalstore_client._core.display import html_table
 
-        return html_table(self) if self else None
+        return html_table(self, Pet)
 
 
 @tolerant_repr

@@ -165,14 +165,16 @@ def parse_body(answer: Answer, result_type: Any) -> Any:
     raise from_source(APIResponseValidationError, problem, answer.recorded())
 
 
-def status_error(answer: Answer) -> APIStatusError:
+def status_error(answer: Answer, base_url: str = "") -> APIStatusError:
     """Build the exception for a non-2xx answer, whatever its body.
 
     An Error body gives ``code``, ``message`` and ``error``; any other body (an HTML page from a
     proxy, nothing, broken JSON) gives a message made from its first few hundred characters.
+    A 404 to a client whose ``base_url`` does not end in ``/v1`` says so: the likely cause.
 
     Args:
         answer: the non-2xx answer.
+        base_url: the client's ``base_url``.
 
     Returns:
         An instance of the subclass the status maps to.
@@ -182,6 +184,8 @@ def status_error(answer: Answer) -> APIStatusError:
     except ValueError:
         error = None
     message = error.message if error is not None else _excerpt(answer)
+    if answer.status_code == 404 and base_url and not base_url.rstrip("/").endswith("/v1"):
+        message += f" (base_url {base_url!r} does not end in /v1, as the API's address does)"
     exception = from_source(status_error_class(answer.status_code), message, answer.recorded())
     exception._set_fields(answer.status_code, answer.headers.get("x-request-id"), error)
     return exception

@@ -160,8 +160,14 @@ def test_default_aiohttp_client_is_a_session_with_the_sdks_defaults_and_any_can_
 def test_default_aiohttp_client_outside_a_loop_or_under_trio_says_why() -> None:
     import trio
 
-    with pytest.raises(RuntimeError, match="no running event loop"):
+    with pytest.raises(RuntimeError) as outside:
         DefaultAioHttpClient()
+    assert str(outside.value).startswith(
+        "DefaultAioHttpClient() must be called inside a coroutine, as aiohttp binds a session "
+        "to the running event loop: async def main(): async with DefaultAioHttpClient() as http"
+    )
+    assert outside.value.__cause__ is None
+    assert outside.value.__suppress_context__
 
     async def under_trio() -> None:
         DefaultAioHttpClient()

@@ -155,6 +155,32 @@ def test_async_get_pet_warns_at_the_callers_line(
     loop.run_until_complete(client.aclose())
 
 
+@pytest.mark.parametrize(
+    ("pet_id", "options", "error"),
+    [
+        ("7", {}, TypeError),
+        (2**63, {}, ValueError),
+        (7, {"deadline": -1}, ValueError),
+        (7, {"extra_headers": {"Authorization": "x"}}, ValueError),
+    ],
+)
+@pytest.mark.parametrize("client_class", [Client, AsyncClient])
+def test_get_pet_checks_its_arguments_before_it_warns(
+    mock_api: respx.MockRouter,
+    client_class: type[Client | AsyncClient],
+    pet_id: object,
+    options: dict[str, object],
+    error: type[Exception],
+) -> None:
+    client = client_class(api_key=API_KEY, base_url=BASE_URL)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        with pytest.raises(error):
+            client.get_pet(pet_id, **options)  # type: ignore[arg-type, deprecated]
+    assert caught == []  # a refused call is not a use of the deprecated operation
+    assert not mock_api.calls
+
+
 def test_with_options_shares_the_pool_and_only_the_owner_closes_it(
     api: Api, mock_api: respx.MockRouter, sleeps: list[float]
 ) -> None:
@@ -361,15 +387,15 @@ def test_a_closed_clients_raw_view_refuses_calls_even_with_a_pool_passed_in(
     loop.run_until_complete(async_http.aclose())
 
 
-def test_async_get_pet_checks_its_argument_when_awaited_like_the_others(
+def test_async_list_pets_and_create_pet_check_their_arguments_when_awaited(
     loop: asyncio.AbstractEventLoop, mock_api: respx.MockRouter
 ) -> None:
+    # (get_pet checks them when called, before it warns.)
     client = AsyncClient(api_key=API_KEY, base_url=BASE_URL)
-    with pytest.warns(DeprecationWarning, match="5 December 2030"):
-        pending = client.get_pet("7")  # type: ignore[arg-type, deprecated]
     pending_list = client.list_pets(limit="7")  # type: ignore[arg-type]
+    pending_create = client.create_pet(name="Rex", category_id="3")  # type: ignore[arg-type]
 
-    for awaitable in (pending, pending_list):
+    for awaitable in (pending_list, pending_create):
         with pytest.raises(TypeError):
             loop.run_until_complete(awaitable)
     assert len(mock_api.calls) == 0

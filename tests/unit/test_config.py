@@ -123,15 +123,24 @@ def test_malformed_api_key_variable_is_rejected_without_echoing_it(
     assert not mock_api.calls
 
 
-def test_repr_shows_no_part_of_the_key(make_api: MakeApi) -> None:
+def test_repr_shows_every_option_and_no_part_of_the_key_or_header_values(
+    make_api: MakeApi,
+) -> None:
     key = "sk-Zq9x7Wv4Tt"
-    api = make_api(api_key=key)
-    copy = api.target.with_options(max_retries=0)
-    for client, retries in ((api.target, 2), (copy, 0)):
+    api = make_api(api_key=key, default_headers={"X-Team": "sk-Zq9x7Wv4Tt-too"})
+    copy = api.target.with_options(
+        max_retries=0, deadline=2.5, max_response_bytes=None, default_headers={"x-trace": "1"}
+    )
+    original = "max_retries=2, deadline=None, max_response_bytes=16777216"
+    copied = "max_retries=0, deadline=2.5, max_response_bytes=None"
+    for client, options in (
+        (api.target, f"{original}, default_headers=['X-Team']"),
+        (copy, f"{copied}, default_headers=['X-Team', 'x-trace']"),
+    ):
         shown = repr(client)
         assert shown == (
-            f"{type(client).__name__}(base_url='https://api.test/v1/', max_retries={retries}, "
-            "timeout=Timeout(connect=5.0, read=30.0, write=30.0, pool=30.0))"
+            f"{type(client).__name__}(base_url='https://api.test/v1/', "
+            f"timeout=Timeout(connect=5.0, read=30.0, write=30.0, pool=30.0), {options})"
         )
         assert not any(key[i : i + 3] in shown for i in range(len(key) - 2))
 

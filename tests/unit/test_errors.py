@@ -229,3 +229,70 @@ def test_request_id_is_none_without_the_header_and_left_out_of_str(
     assert caught.value.request_id is None
     assert str(caught.value) == "404 not_found: no such pet"
     assert len(mock_api.calls) == 1
+
+
+def test_a_status_error_shows_its_fields_in_repr_and_as_an_escaped_table(
+    make_api: Callable[..., Api], mock_api: respx.MockRouter
+) -> None:
+    api = make_api(max_retries=0)
+    body = {"code": "not_found", "message": "no pet <b>'12345'</b>", "status": 404}
+    mock_api.get("/pets").respond(404, json=body, headers={"x-request-id": "req-<1>"})
+
+    with pytest.raises(NotFoundError) as caught:
+        api.list_pets()
+
+    assert repr(caught.value) == (
+        "NotFoundError(status_code=404, code='not_found', message=\"no pet <b>'12345'</b>\", "
+        "request_id='req-<1>')"
+    )
+    assert caught.value._repr_html_() == (
+        "<table><caption>NotFoundError</caption><tbody>"
+        "<tr><th>status_code</th><td>404</td></tr>"
+        "<tr><th>code</th><td>not_found</td></tr>"
+        "<tr><th>message</th><td>no pet &lt;b&gt;&#x27;12345&#x27;&lt;/b&gt;</td></tr>"
+        "<tr><th>request_id</th><td>req-&lt;1&gt;</td></tr>"
+        "</tbody></table>"
+    )
+
+
+def test_a_connection_error_shows_its_message_in_repr_and_as_a_table(
+    make_api: Callable[..., Api], mock_api: respx.MockRouter
+) -> None:
+    api = make_api(max_retries=0)
+    mock_api.get("/pets").mock(side_effect=httpx.ReadError("reset <now>"))
+
+    with pytest.raises(APIConnectionError) as caught:
+        api.list_pets()
+
+    message = "GET https://api.test/v1/pets failed: ReadError: reset <now>"
+    assert repr(caught.value) == f"APIConnectionError(message={message!r})"
+    assert caught.value._repr_html_() == (
+        "<table><caption>APIConnectionError</caption><tbody><tr><th>message</th>"
+        f"<td>{message.replace('<', '&lt;').replace('>', '&gt;')}</td></tr></tbody></table>"
+    )
+
+
+@pytest.mark.parametrize(
+    ("base_url", "hinted"),
+    [
+        ("https://api.test", True),
+        ("https://api.test/", True),
+        ("https://api.test/v2", True),
+        ("https://api.test/v1", False),
+        ("https://api.test/v1/", False),
+        ("https://api.test/tenant/v1", False),
+    ],
+)
+def test_a_404_to_a_base_url_without_v1_says_so(
+    make_api: Callable[..., Api], base_url: str, hinted: bool
+) -> None:
+    api = make_api(base_url=base_url, max_retries=0)
+    body = {"code": "not_found", "message": "no such route: GET /pets", "status": 404}
+
+    with respx.mock() as router, pytest.raises(NotFoundError) as caught:
+        router.get(url__startswith="https://api.test/").respond(404, json=body)
+        api.list_pets()
+
+    hint = f" (base_url {api.base_url!r} does not end in /v1, as the API's address does)"
+    assert caught.value.message == "no such route: GET /pets" + (hint if hinted else "")
+    assert caught.value.error == Error(**body)  # the service's own words, untouched

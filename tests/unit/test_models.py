@@ -421,7 +421,10 @@ def test_a_pet_list_is_a_plain_list_that_shows_as_one_table() -> None:
     assert html.count("<tr>") == 3  # the header and one row per pet
     assert "<td>Tom</td>" in html
     assert "<td>None</td>" in html
-    assert PetList()._repr_html_() is None  # nothing to tabulate: Jupyter shows []
+    assert PetList()._repr_html_() == (  # an empty result is still a table, with no rows
+        "<table><thead><tr><th>id</th><th>name</th><th>category_id</th><th>status</th></tr>"
+        "</thead><tbody></tbody></table>"
+    )
     restored = pickle.loads(pickle.dumps(pets))
     assert type(restored) is PetList
     assert restored == pets
