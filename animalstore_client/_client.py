@@ -305,6 +305,7 @@ class _BaseClient(Generic[Pets, OnePet, Http]):
             ValueError: ``limit`` is outside 1..100, ``status`` is unknown, or ``timeout`` or
                 ``extra_headers`` is invalid (``Authorization`` and ``Idempotency-Key`` are
                 refused: see ``with_options(api_key=...)``).
+            BadRequestError: the service refused the query (400).
             AuthenticationError: the API key was refused (401).
             APIStatusError: any other non-2xx answer, after retries where allowed.
             APIConnectionError: no answer (``APITimeoutError`` on a timeout or past the
