@@ -1,5 +1,6 @@
 """AsyncClient under trio (``trio.run`` and anyio's trio backend) on its httpx backend, and on
-httpx2's, over real sockets: calls, retries and their waits, the deadline, the connection gate;
+httpx2's, over real sockets: calls, retries and their waits, a Retry-After that holds back the
+other tasks, the deadline, the connection gate;
 and aiohttp, which needs asyncio, refused with a clear error.
 """
 
@@ -19,6 +20,7 @@ from animalstore_client import (
     DefaultAioHttpClient,
     DefaultAsyncHttpxClient,
     Pet,
+    RateLimitError,
 )
 from animalstore_client.testing import FakeAnimalStore
 from tests.reliability.conftest import NO_HTTPX2
@@ -98,6 +100,39 @@ def test_retries_wait_the_running_librarys_way(backend: str, http: str) -> None:
         assert pets == []
         assert len(server.requests) == 2
         assert took >= 0.2  # the Retry-After wait was slept, not skipped
+
+
+@pytest.mark.parametrize("http", TRIO_BACKENDS)
+@pytest.mark.parametrize("backend", ["asyncio", "trio"])
+def test_one_calls_retry_after_holds_back_the_tasks_that_start_later(
+    backend: str, http: str
+) -> None:
+    with FaultServer(default=Reply(200, json=[])) as server:
+        server.script(Reply(429, json={}, headers={"Retry-After": "0.5"}))
+
+        async def main() -> list[list[Pet]]:
+            own = http_client(http)
+            results: list[list[Pet]] = []
+            async with AsyncClient(
+                api_key=KEY, base_url=server.base_url, http_client=own
+            ) as client:
+                with pytest.raises(RateLimitError):
+                    await client.with_options(max_retries=0).list_pets()
+
+                async def one() -> None:
+                    results.append(await client.list_pets())
+
+                async with anyio.create_task_group() as group:
+                    for _ in range(5):
+                        group.start_soon(one)
+            if own is not None:
+                await own.aclose()
+            return results
+
+        assert anyio.run(main, backend=backend) == [[]] * 5
+        limited, *later = server.requests
+        assert len(later) == 5
+        assert min(request.received_at for request in later) >= limited.received_at + 0.5
 
 
 @pytest.mark.parametrize("backend", ["asyncio", "trio"])
