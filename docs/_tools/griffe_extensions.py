@@ -142,7 +142,7 @@ def specialise(method: griffe.Function, arguments: dict[str, griffe.Expr]) -> gr
     return copy
 
 
-def names_a_parameter(method: griffe.Function, names: set[str]) -> bool:
+def names_a_type_variable(method: griffe.Function, names: set[str]) -> bool:
     """Whether a type variable in ``names`` appears in the annotations of ``method``."""
     annotations = [method.returns, *(parameter.annotation for parameter in method.parameters)]
     return any(
@@ -153,12 +153,18 @@ def names_a_parameter(method: griffe.Function, names: set[str]) -> bool:
     )
 
 
+def modules(package: griffe.Module) -> list[griffe.Module]:
+    """Return ``package`` and every module in it, however deep (not those it imports)."""
+    children = [child for child in package.modules.values() if not child.is_alias]
+    return [package, *(module for child in children for module in modules(child))]
+
+
 class SpecialiseGenericBases(griffe.Extension):
     """Document inherited generic methods with their class's type arguments."""
 
     def on_package(self, *, pkg: griffe.Module, **kwargs: Any) -> None:
         """Specialise every class of the package that has a generic base."""
-        for module in [pkg, *pkg.modules.values()]:
+        for module in modules(pkg):
             for cls in module.classes.values():
                 found = type_arguments(cls)
                 if found is None:
@@ -168,7 +174,7 @@ class SpecialiseGenericBases(griffe.Extension):
                     own = cls.members.get(name)
                     if own is not None and not wraps_base_method(own, base):
                         continue
-                    if names_a_parameter(member, set(arguments)):
+                    if names_a_type_variable(member, set(arguments)):
                         cls.set_member(name, specialise(member, arguments))
 
 
