@@ -81,7 +81,9 @@ def fresh_environment(python: str, where: Path) -> Path:
 
 def user_environment() -> dict[str, str]:
     """Return this environment less ``ANIMALSTORE_*``: no key, so the built-in store."""
-    return {name: value for name, value in os.environ.items() if not name.startswith("ANIMALSTORE")}
+    return {
+        name: value for name, value in os.environ.items() if not name.startswith("ANIMALSTORE_")
+    }
 
 
 def build(tools: str, dist: Path) -> tuple[Path, Path]:
@@ -113,7 +115,7 @@ def try_wheel(wheel: Path, version: str, work: Path) -> None:
         python,
         "-I",
         "-c",
-        "import animalstore_client, pathlib, sys; "
+        "import animalstore_client, pathlib; "
         f"assert pathlib.Path(animalstore_client.__file__).is_relative_to({str(site)!r}), "
         "animalstore_client.__file__",
         cwd=here,
@@ -122,7 +124,7 @@ def try_wheel(wheel: Path, version: str, work: Path) -> None:
     run(python.parent / "animalstore", "--version", cwd=here, env=user_environment())
 
 
-def test_sdist(sdist: Path, version: str, work: Path) -> None:
+def run_sdist_tests(sdist: Path, version: str, work: Path) -> None:
     """Unpack ``sdist``, install it with its ``test`` extra and run ``SDIST_TESTS`` from it."""
     with tarfile.open(sdist) as archive:
         archive.extractall(work, filter="data")
@@ -150,7 +152,7 @@ def main(tools: str) -> int:
             timed("twine check, check-wheel-contents", check_metadata, tools, sdist, wheel)
             for version in (oldest, newest):
                 timed(f"the wheel on Python {version}", try_wheel, wheel, version, work)
-            timed(f"the sdist's tests on Python {newest}", test_sdist, sdist, newest, work)
+            timed(f"the sdist's tests on Python {newest}", run_sdist_tests, sdist, newest, work)
     except CheckFailed as failure:
         print(f"release checks: {failure}", file=sys.stderr)
         return 1
