@@ -1,0 +1,114 @@
+"""The supported Pythons and dependency ranges are said the same everywhere they are said.
+
+``requires-python`` and the classifiers (pyproject.toml), the CI matrix (``PYTHONS`` in
+noxfile.py), docs/support.md and the README's first lines.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+import sys
+from pathlib import Path
+from typing import Any
+
+from packaging.requirements import Requirement
+from packaging.specifiers import SpecifierSet
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:
+    import tomli as tomllib
+
+ROOT = Path(__file__).resolve().parents[2]
+PROJECT: dict[str, Any] = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))[
+    "project"
+]
+SUPPORT = (ROOT / "docs" / "support.md").read_text(encoding="utf-8")
+_CLASSIFIER = re.compile(r"Programming Language :: Python :: (3\.\d+)")
+
+
+def minor(version: str) -> int:
+    return int(version.split(".")[1])
+
+
+def nox_pythons() -> list[str]:
+    """``PYTHONS`` as noxfile.py assigns it, read without running the noxfile."""
+    tree = ast.parse((ROOT / "noxfile.py").read_text(encoding="utf-8"))
+    values = [
+        node.value
+        for node in tree.body
+        if isinstance(node, ast.Assign)
+        and any(isinstance(target, ast.Name) and target.id == "PYTHONS" for target in node.targets)
+    ]
+    assert len(values) == 1
+    pythons: list[str] = list(ast.literal_eval(values[0]))
+    return pythons
+
+
+def classifier_pythons() -> list[str]:
+    return [
+        found[1]
+        for classifier in PROJECT["classifiers"]
+        if (found := _CLASSIFIER.fullmatch(classifier))
+    ]
+
+
+def section(title: str) -> str:
+    """The text of the ``## title`` section of docs/support.md."""
+    found = re.search(
+        rf"^## {re.escape(title)}\n(.*?)(?=^## |\Z)", SUPPORT, re.MULTILINE | re.DOTALL
+    )
+    assert found is not None, title
+    return found[1]
+
+
+def table(text: str) -> list[list[str]]:
+    """The body rows of the first Markdown table in ``text``, cells stripped of spaces and `."""
+    rows = [line for line in text.splitlines() if line.startswith("|")]
+    return [[cell.strip(" `") for cell in row.strip("|").split("|")] for row in rows[2:]]
+
+
+def test_the_ci_matrix_runs_consecutive_versions_oldest_first() -> None:
+    pythons = nox_pythons()
+
+    assert [minor(version) for version in pythons] == list(
+        range(minor(pythons[0]), minor(pythons[-1]) + 1)
+    )
+
+
+def test_the_classifiers_name_the_versions_the_ci_matrix_runs() -> None:
+    assert classifier_pythons() == nox_pythons()
+
+
+def test_requires_python_admits_the_oldest_supported_version_and_none_older() -> None:
+    admitted = SpecifierSet(PROJECT["requires-python"])
+    oldest = nox_pythons()[0]
+
+    assert all(admitted.contains(version) for version in nox_pythons())
+    assert not admitted.contains(f"3.{minor(oldest) - 1}")
+
+
+def test_the_support_page_lists_the_versions_the_ci_matrix_runs() -> None:
+    text = section("Python")
+
+    assert [row[0] for row in table(text)] == nox_pythons()
+    assert f"`requires-python` is `{PROJECT['requires-python']}`" in " ".join(text.split())
+
+
+def test_the_readme_names_the_oldest_and_newest_supported_versions() -> None:
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    pythons = nox_pythons()
+
+    assert re.findall(r"Python (3\.\d+) to (3\.\d+)", readme) == [(pythons[0], pythons[-1])]
+
+
+def test_the_support_page_gives_the_dependency_ranges_of_pyproject() -> None:
+    declared = [
+        *PROJECT["dependencies"],
+        *PROJECT["optional-dependencies"]["aiohttp"],
+        *PROJECT["optional-dependencies"]["httpx2"],
+    ]
+    ranges = {requirement.name: requirement.specifier for requirement in map(Requirement, declared)}
+
+    assert {row[0]: SpecifierSet(row[1]) for row in table(section("Dependencies"))} == ranges
