@@ -1,0 +1,632 @@
+"""``pets create --from-file``: create every record of a file once, and resume after any stop.
+
+One ``AsyncClient`` on one asyncio loop; at most ``concurrency`` calls in flight. The input is
+read (and each record checked) in a thread of its own, a bounded window ahead of the calls, so
+memory does not grow with the input. Each record's life:
+
+1. A bad record is reported (stdout, with its line number) and never sent.
+2. A record the journal shows as created or refused is not sent again: its outcome is
+   printed as the earlier run wrote it.
+3. Any other record gets its idempotency key: its own, the one the journal already holds for
+   it, or a new one; a new key is written to the journal, and flushed to disk, before the
+   record is first sent. Keys are journaled a group at a time (up to ``concurrency`` of them)
+   so that one flush covers the group.
+4. The call's outcome is journaled and printed: created, refused (a 400, 409, 413 or 422:
+   the record itself was turned down), failed (any other error answer: 401, 429, 5xx ...) or
+   unknown (no usable answer). A re-run resends the failed, unknown and started-but-unanswered
+   records with their first keys.
+
+Ctrl-C stops reading; the calls in flight finish (a second Ctrl-C cuts them short: they are
+then unknown), the journal is flushed, and the exit status is 130. So is it after
+``2 x concurrency`` records in a row (10 at least) got no answer or an error answer that is not
+about the record: the service is down or refuses the key, and the run stops sending.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+import concurrent.futures
+import contextlib
+import os
+import signal
+import stat
+import sys
+import threading
+import uuid
+from collections.abc import Callable, Iterator
+from typing import IO, Any, TextIO
+
+import attrs
+
+import animalstore_client as sdk
+from animalstore_client._cli.journal import (
+    CREATED,
+    FAILED,
+    REFUSED,
+    STARTED,
+    UNKNOWN,
+    UNSENT,
+    Entry,
+    Header,
+    Journal,
+    JournalError,
+    NoJournal,
+)
+from animalstore_client._cli.output import error_json, json_line, print_error
+from animalstore_client._cli.progress import Progress, Tally
+from animalstore_client._cli.records import (
+    InputError,
+    Invalid,
+    Record,
+    format_of,
+    read_records,
+)
+from animalstore_client._cli.status import (
+    EXIT_API_ERROR,
+    EXIT_BROKEN_PIPE,
+    EXIT_INTERRUPTED,
+    EXIT_OK,
+    EXIT_OUTPUT,
+    EXIT_UNREACHABLE,
+    EXIT_USAGE,
+)
+
+__all__ = [
+    "BULK_EPILOG",
+    "DEFAULT_CONCURRENCY",
+    "MAX_CONCURRENCY",
+    "Bulk",
+    "create_from_file",
+    "exit_status",
+]
+
+#: Calls in flight unless ``--concurrency`` says otherwise: past about 10, the default
+#: backend's pool gets slower, not faster (docs/performance.md).
+DEFAULT_CONCURRENCY = 8
+#: The SDK's pool holds 100 connections: more calls in flight would only queue for one.
+MAX_CONCURRENCY = 100
+#: Error answers about the record itself: a re-run would get the same, so none is sent.
+REFUSED_STATUSES = frozenset({400, 409, 413, 422})
+#: Records read from a file per hand-over to the loop; from a pipe, each as it comes.
+_FILE_BATCH = 64
+
+
+@attrs.define
+class _Stop:
+    """Why the run stopped before the end of the input, and the exit status that says so."""
+
+    message: str
+    status: int
+
+
+class Bulk:
+    """One run of ``pets create --from-file`` over an input, a client and a journal.
+
+    Args:
+        client: the client to create with; the run does not close it.
+        journal: the journal (``Journal``), or ``NoJournal`` without ``--journal``.
+        concurrency: the most calls in flight.
+        stdout: where the record lines go.
+        progress: the bar and summary on stderr.
+    """
+
+    def __init__(
+        self,
+        client: sdk.AsyncClient,
+        journal: Journal | NoJournal,
+        concurrency: int,
+        stdout: TextIO,
+        progress: Progress,
+    ) -> None:
+        self.tally = Tally()
+        #: Why the run stopped early (``None``: it read the whole input).
+        self.stop: _Stop | None = None
+        self._client = client
+        self._journal = journal
+        self._concurrency = concurrency
+        self._stdout = stdout
+        self._terminal = stdout.isatty()
+        self._progress = progress
+        self._slots = asyncio.Semaphore(concurrency)
+        self._calls: set[asyncio.Task[None]] = set()
+        self._no_answer_in_a_row = 0
+        self._give_up_after = max(10, 2 * concurrency)
+        self._interrupts = 0
+        self._input: _Input | None = None
+
+    async def run(self, records: Iterator[Record | Invalid], stream: IO[bytes]) -> None:
+        """Create the records, ``concurrency`` at a time, until the input ends or a stop.
+
+        Ctrl-C (SIGINT) is handled here while the run lasts: see the module's docstring.
+
+        Args:
+            records: the records, read and checked by ``records.read_records``.
+            stream: the input they are read from (for how large a batch to hand over).
+        """
+        loop = asyncio.get_running_loop()
+        self._input = _Input(records, stream, self._concurrency)
+        _on_sigint(loop, self._interrupt)
+        try:
+            while (group := await self._input.next_group()) is not None:
+                await self._send_group(group)
+        except OSError as error:
+            self._halt(f"cannot read the input: {error.strerror or error}", EXIT_USAGE)
+        finally:
+            try:
+                # Every call started is seen to its end (or, after a second Ctrl-C, cut
+                # short), so that each has its outcome journaled.
+                while self._calls:
+                    await asyncio.wait(set(self._calls))
+            finally:
+                _on_sigint(loop, None)
+
+    def finish(self) -> int:
+        """Flush the journal, print the summary, and return the exit status.
+
+        Returns:
+            130 after Ctrl-C; 2, 4 or 141 after a stop those say (input, journal, stdout);
+            otherwise 3 if any answer was lost, else 1 if any record was refused or failed,
+            else 2 if any line was invalid, else 0.
+        """
+        try:
+            self._journal.close()
+        except OSError as error:
+            self._halt(f"cannot write the journal: {error.strerror or error}", EXIT_OUTPUT)
+        stop = self.stop
+        self._progress.finish(
+            self.tally,
+            journal=self._journal.path,
+            stopped=None if stop is None else stop.message,
+        )
+        return exit_status(self.tally, None if stop is None else stop.status)
+
+    # -- one group of records ---------------------------------------------------------------
+
+    async def _send_group(self, group: list[Record | Invalid]) -> None:
+        """Journal the keys of a group in one go, then send each record as a slot frees up."""
+        ready: list[tuple[Record, str, int, bool]] = []
+        for item in group:
+            if isinstance(item, Invalid):
+                self.tally.invalid += 1
+                self._print(item.line, "invalid", error=_invalid_error(item.message))
+                continue
+            try:
+                prepared = self._prepare(item)
+            except JournalError as error:
+                self._halt(str(error), EXIT_USAGE)
+                return
+            except OSError as error:
+                self._halt(f"cannot write the journal: {error.strerror or error}", EXIT_OUTPUT)
+                return
+            if prepared is not None:
+                ready.append(prepared)
+        self._progress.update(self.tally)
+        for index, (record, key, ticket, resent) in enumerate(ready):
+            await self._slots.acquire()
+            if self.stop is not None:
+                self._slots.release()
+                for unsent in ready[index:]:
+                    self._not_sent(*unsent)
+                return
+            call = asyncio.ensure_future(self._send(record, key, ticket, resent))
+            self._calls.add(call)
+            call.add_done_callback(self._calls.discard)
+
+    def _prepare(self, record: Record) -> tuple[Record, str, int, bool] | None:
+        """Return the record's key and journal ticket, or ``None`` when it is done already.
+
+        Raises:
+            JournalError: the journal's entry for this line is for another record.
+            OSError: the journal cannot be written.
+        """
+        earlier = self._journal.entry(record.line)
+        if earlier is None:
+            key = record.idempotency_key or str(uuid.uuid4())
+            ticket = self._journal.append(Entry(record.line, key, record.digest, STARTED))
+            return record, key, ticket, False
+        if earlier.digest != record.digest:
+            raise JournalError(
+                f"line {record.line} of the input is not the record that the journal "
+                f"{self._journal.path!r} holds for line {record.line}: the journal was written "
+                "for another input, or the input changed since; nothing more is sent"
+            )
+        if earlier.state == CREATED:
+            self.tally.created_earlier += 1
+            self._print(record.line, CREATED, key=earlier.key, pet=earlier.pet, earlier=True)
+            return None
+        if earlier.state == REFUSED:
+            self.tally.refused_earlier += 1
+            self._print(record.line, REFUSED, key=earlier.key, error=earlier.error, earlier=True)
+            return None
+        # Its key is on disk already. Only an earlier run's "unsent" says it never left.
+        return record, earlier.key, 0, earlier.state != UNSENT
+
+    def _not_sent(self, record: Record, key: str, ticket: int, resent: bool) -> None:
+        """Journal that a record given a key by this run is not sent after all (a stop).
+
+        So that a re-run does not count it among the records that may exist twice.
+        """
+        if ticket:  # a key this run journaled; an earlier run's keeps its state
+            with contextlib.suppress(OSError):  # the stop was the journal's failure
+                self._journal.append(Entry(record.line, key, record.digest, UNSENT))
+
+    async def _send(self, record: Record, key: str, ticket: int, resent: bool) -> None:
+        """Send one record once its key is on disk; journal and print the outcome."""
+        try:
+            try:
+                await self._journal.durable(ticket)
+            except OSError as error:
+                self._halt(f"cannot write the journal: {error.strerror or error}", EXIT_OUTPUT)
+                return
+            except asyncio.CancelledError:
+                self._not_sent(record, key, ticket, resent)
+                raise
+            if resent:
+                self.tally.resent.append(record.line)
+            pet = record.pet
+            try:
+                created = await self._client.create_pet(
+                    name=pet.name,
+                    category_id=pet.category_id,
+                    status=pet.status,
+                    idempotency_key=key,
+                )
+            except asyncio.CancelledError:
+                self._outcome(record, key, UNKNOWN, resent, error=_interrupted_error())
+                raise
+            except sdk.APIStatusError as error:
+                refused = error.status_code in REFUSED_STATUSES
+                self._outcome(record, key, REFUSED if refused else FAILED, resent, error)
+            except sdk.APIError as error:
+                # No answer, or one that cannot be read (it may say the animal was created).
+                self._outcome(record, key, UNKNOWN, resent, error)
+            else:
+                self._outcome(record, key, CREATED, resent, pet=created.to_dict())
+        finally:
+            self._slots.release()
+
+    def _outcome(
+        self,
+        record: Record,
+        key: str,
+        state: str,
+        resent: bool,
+        error: Exception | dict[str, Any] | None = None,
+        pet: dict[str, Any] | None = None,
+    ) -> None:
+        tally = self.tally
+        shown = error_json(error) if isinstance(error, Exception) else error
+        if state == CREATED:
+            tally.created += 1
+        elif state == REFUSED:
+            tally.refused += 1
+        elif state == FAILED:
+            tally.failed += 1
+        else:
+            tally.unknown += 1
+            tally.lost.append(record.line)
+        # Written before it is printed: what stdout shows, the journal holds.
+        try:
+            self._journal.append(Entry(record.line, key, record.digest, state, pet, shown))
+        except OSError as error:
+            self._halt(f"cannot write the journal: {error.strerror or error}", EXIT_OUTPUT)
+        self._print(record.line, state, key=key, pet=pet, error=shown, resent=resent)
+        self._progress.update(tally)
+        if state in (CREATED, REFUSED):
+            self._no_answer_in_a_row = 0
+            return
+        self._no_answer_in_a_row += 1
+        if self._no_answer_in_a_row >= self._give_up_after:
+            unreachable = tally.unknown and state == UNKNOWN
+            self._halt(
+                f"the last {self._no_answer_in_a_row} records all failed (the latest: "
+                f"{(shown or {}).get('message')}); the records not yet sent are left for a "
+                "re-run",
+                EXIT_UNREACHABLE if unreachable else EXIT_API_ERROR,
+            )
+
+    # -- output and stops ---------------------------------------------------------------------
+
+    def _print(
+        self,
+        line: int,
+        state: str,
+        *,
+        key: str | None = None,
+        pet: dict[str, Any] | None = None,
+        error: dict[str, Any] | None = None,
+        resent: bool = False,
+        earlier: bool = False,
+    ) -> None:
+        """Print a record's line on stdout: line number, status, then what it has."""
+        if self.stop is not None and self.stop.status in (EXIT_BROKEN_PIPE, EXIT_OUTPUT):
+            return
+        value: dict[str, Any] = {"line": line, "status": state}
+        if pet is not None:
+            value["pet"] = pet
+        if error is not None:
+            value["error"] = error
+        if key is not None:
+            value["idempotency_key"] = key
+        if resent:
+            value["resent"] = True
+        if earlier:
+            value["earlier"] = True
+        try:
+            self._stdout.write(json_line(value, terminal=self._terminal) + "\n")
+            self._stdout.flush()
+        except BrokenPipeError:
+            # The reader is gone (`| head`): stop as on Ctrl-C; nothing more is printed.
+            self._halt("stdout was closed", EXIT_BROKEN_PIPE)
+        except OSError as error:
+            self._halt(f"cannot write to stdout: {error.strerror or error}", EXIT_OUTPUT)
+
+    def _halt(self, message: str, status: int) -> None:
+        """Stop reading and sending: the calls in flight finish. The first reason is kept."""
+        if self.stop is None or status == EXIT_INTERRUPTED:
+            self.stop = _Stop(message, status)
+        if self._input is not None:
+            self._input.stop()
+
+    def _interrupt(self) -> None:
+        self._interrupts += 1
+        if self._interrupts == 1:
+            self._halt("interrupted (Ctrl-C)", EXIT_INTERRUPTED)
+            if self._calls:
+                self._progress.note(
+                    f"interrupted: waiting for the {len(self._calls)} call(s) in flight; "
+                    "Ctrl-C again to stop waiting (they are then resent by a re-run)"
+                )
+            return
+        for call in self._calls:
+            call.cancel()
+
+
+def exit_status(tally: Tally, stopped: int | None) -> int:
+    """Return a run's exit status: what stopped it, else the worst outcome.
+
+    Args:
+        tally: the counts.
+        stopped: the status of what stopped the run early, if something did.
+
+    Returns:
+        ``stopped`` if it is 130 (Ctrl-C), 2 (input or journal), 4 or 141 (stdout); else 3 if
+        an answer was lost, 1 if a record was refused or failed (now or earlier), 2 if a line
+        was invalid, 0 if every record was created.
+    """
+    if stopped in (EXIT_INTERRUPTED, EXIT_USAGE, EXIT_OUTPUT, EXIT_BROKEN_PIPE):
+        return stopped
+    if tally.unknown:
+        return EXIT_UNREACHABLE
+    if tally.refused or tally.failed or tally.refused_earlier:
+        return EXIT_API_ERROR
+    if tally.invalid:
+        return EXIT_USAGE
+    return EXIT_OK
+
+
+def _invalid_error(message: str) -> dict[str, Any]:
+    return {"code": "invalid_record", "message": message, "status": None}
+
+
+def _interrupted_error() -> dict[str, Any]:
+    return {
+        "code": "interrupted",
+        "message": "the run was interrupted while the call was in flight: its answer is unknown",
+        "status": None,
+    }
+
+
+def _on_sigint(loop: asyncio.AbstractEventLoop, handler: Any) -> None:
+    """Call ``handler`` in the loop on SIGINT, or restore the default with ``None``."""
+    try:
+        if handler is None:
+            loop.remove_signal_handler(signal.SIGINT)
+        else:
+            loop.add_signal_handler(signal.SIGINT, handler)
+    except NotImplementedError:  # Windows: from the signal handler, through the loop
+        signal.signal(
+            signal.SIGINT,
+            signal.default_int_handler
+            if handler is None
+            else lambda *_: loop.call_soon_threadsafe(handler),
+        )
+
+
+class _Input:
+    """The records, read in a daemon thread, handed over a bounded window ahead of the calls.
+
+    A thread, so that a slow pipe never holds up the loop (and the calls in flight); a daemon,
+    so that one blocked on a pipe does not hold up the exit after Ctrl-C. At most two batches
+    wait in the queue, and one is being handed out: memory does not grow with the input.
+
+    Args:
+        records: the records, from ``records.read_records``.
+        stream: the input they are read from: from a file they are handed over 64 at a time,
+            from a pipe each as it comes.
+        group: the most records ``next_group`` returns.
+    """
+
+    def __init__(
+        self, records: Iterator[Record | Invalid], stream: IO[bytes], group: int
+    ) -> None:
+        self._loop = asyncio.get_running_loop()
+        self._queue: asyncio.Queue[list[Record | Invalid] | OSError | None] = asyncio.Queue(2)
+        self._batch_size = _FILE_BATCH if _is_file(stream) else 1
+        self._group = group
+        self._pending: collections.deque[Record | Invalid] = collections.deque()
+        self._ended = False
+        thread = threading.Thread(
+            target=self._read, args=(records,), name="animalstore-input", daemon=True
+        )
+        thread.start()
+
+    async def next_group(self) -> list[Record | Invalid] | None:
+        """Return the next records: those read so far, up to the group size.
+
+        Returns:
+            The records, or ``None`` at the end of the input or after ``stop()``.
+
+        Raises:
+            OSError: reading the input failed.
+        """
+        pending = self._pending
+        while not pending:
+            if self._ended:
+                return None
+            value = await self._queue.get()
+            if value is None:
+                self._ended = True
+            elif isinstance(value, OSError):
+                self._ended = True
+                raise value
+            else:
+                pending.extend(value)
+        # Whatever else is read already joins the group: its keys share one flush to disk.
+        while len(pending) < self._group and not self._queue.empty():
+            value = self._queue.get_nowait()
+            if isinstance(value, list):
+                pending.extend(value)
+            else:
+                self._queue.put_nowait(value)  # the end (or an error): after these records
+                break
+        count = min(self._group, len(pending))
+        return [pending.popleft() for _ in range(count)]
+
+    def stop(self) -> None:
+        """Make ``next_group`` return ``None`` from now on, waking it if it waits."""
+        self._ended = True
+        self._pending.clear()
+        if self._queue.empty():
+            self._queue.put_nowait(None)
+
+    def _hand_over(self, value: list[Record | Invalid] | OSError | None) -> None:
+        asyncio.run_coroutine_threadsafe(self._queue.put(value), self._loop).result()
+
+    def _read(self, records: Iterator[Record | Invalid]) -> None:
+        try:
+            batch: list[Record | Invalid] = []
+            try:
+                for item in records:
+                    batch.append(item)
+                    if len(batch) >= self._batch_size:
+                        self._hand_over(batch)
+                        batch = []
+            except OSError as error:
+                self._hand_over(batch)
+                self._hand_over(error)
+                return
+            self._hand_over(batch)
+            self._hand_over(None)
+        except (RuntimeError, concurrent.futures.CancelledError):
+            pass  # the run ended first, and its loop with it
+
+
+def _is_file(stream: IO[bytes]) -> bool:
+    try:
+        return stat.S_ISREG(os.fstat(stream.fileno()).st_mode)
+    except (OSError, ValueError):
+        return False
+
+
+BULK_EPILOG = f"""\
+--from-file FILE (- for stdin):
+  JSON lines (.jsonl, .ndjson), one object per line, or CSV (.csv) with a header; fields
+  name, categoryId (or category_id), status, and optionally idempotency_key. Each record
+  is checked before it is sent; a bad one is reported with its line number, never sent,
+  and the others go on. At most --concurrency calls are in flight (default: {DEFAULT_CONCURRENCY}).
+
+  stdout: one JSON line per record, in the order the outcomes come:
+    {{"line": N, "status": "created", "pet": {{...}}, "idempotency_key": "..."}}
+    status is created, refused (400, 409, 413, 422: final), failed (another error answer),
+    unknown (the answer was lost) or invalid; "error" holds the Error JSON. A re-run adds
+    "earlier": true to what a past run did, "resent": true to what it sends again.
+  stderr: a progress bar on a terminal, then a summary line, always.
+
+--journal FILE:
+  JSON lines: a header (the command and the API's address), then each record's line,
+  key, content digest and state. A new key is on disk before its record is first sent.
+  Run the same command with the same journal again after a failure, Ctrl-C or kill -9:
+  records created or refused are not sent again; the others are sent with their first
+  keys, so a service that deduplicates by Idempotency-Key creates none twice. One that
+  does not may create twice only the records whose answer was lost: each run lists them.
+  A journal is refused for another API address or another input (line by line).
+
+exit status: 0 every record created; 1 the API refused or failed some; 2 bad usage, a
+  bad line (nothing else wrong), or a journal that does not belong; 3 an answer was lost
+  (run again with the journal); 4 stdout or the journal could not be written; 130 Ctrl-C
+  (the journal is consistent: run again to go on).
+"""
+
+
+def create_from_file(
+    client: sdk.AsyncClient,
+    source: str,
+    *,
+    given_format: str | None,
+    concurrency: int,
+    journal: str | None,
+) -> int:
+    """Run ``pets create --from-file``: open the input and the journal, create, summarise.
+
+    Args:
+        client: the client, not yet used; closed here.
+        source: the input's path, ``-`` for stdin.
+        given_format: ``--format``, or ``None`` to go by the extension.
+        concurrency: the most calls in flight.
+        journal: the journal's path, or ``None``.
+
+    Returns:
+        The exit status (see ``exit_status``); 2 when the input, its format or the journal
+        cannot be used, in which case nothing was sent.
+    """
+    try:
+        format = format_of(source, given_format)
+        stream = sys.stdin.buffer if source == "-" else open(source, "rb")  # noqa: SIM115
+    except InputError as error:
+        return _refuse(str(error))
+    except OSError as error:
+        return _refuse(f"cannot read {source!r}: {error.strerror or error}")
+    try:
+        records = read_records(stream, format)
+        opened: Journal | NoJournal = (
+            NoJournal()
+            if journal is None
+            else Journal.open(journal, Header(client.base_url, source, format))
+        )
+    except (InputError, JournalError) as error:
+        stream.close()
+        return _refuse(str(error))
+    except OSError as error:
+        stream.close()
+        what = f"the journal {journal!r}" if journal else repr(source)
+        return _refuse(f"cannot use {what}: {error.strerror or error}")
+    progress = Progress(sys.stderr, bar=sys.stderr.isatty(), fraction=_fraction_read(stream))
+    bulk = Bulk(client, opened, concurrency, sys.stdout, progress)
+
+    async def run() -> None:
+        async with client:
+            await bulk.run(records, stream)
+
+    with stream:
+        try:
+            asyncio.run(run())
+        finally:
+            status = bulk.finish()
+    return status
+
+
+def _refuse(message: str) -> int:
+    print_error(ValueError(message), as_json=False)
+    return EXIT_USAGE
+
+
+def _fraction_read(stream: IO[bytes]) -> Callable[[], float | None]:
+    """Return how to tell how much of ``stream`` was read: ``None`` for a pipe."""
+    size = os.fstat(stream.fileno()).st_size if _is_file(stream) else 0
+    if not size:
+        return lambda: None
+    fd = stream.fileno()
+    # The file descriptor's offset: what the reader thread has read, give or take a buffer.
+    return lambda: min(os.lseek(fd, 0, os.SEEK_CUR) / size, 1.0)
