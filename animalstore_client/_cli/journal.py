@@ -110,6 +110,11 @@ class Journal:
         fsyncs: how many flushes to disk this run made.
     """
 
+    @property
+    def entries(self) -> int:
+        """How many entries this run wrote."""
+        return self._written
+
     def __init__(
         self, path: str, fd: int, reader: IO[bytes], lines: array[int], offsets: array[int]
     ) -> None:
@@ -245,6 +250,7 @@ class NoJournal:
 
     path = None
     fsyncs = 0
+    entries = 0
 
     def entry(self, line: int) -> Entry | None:
         """Return ``None``: no earlier run is known."""
