@@ -22,6 +22,7 @@ import asyncio
 import bisect
 import json
 import os
+import stat
 from array import array
 from typing import IO, Any
 
@@ -144,12 +145,16 @@ class Journal:
             The journal, its past entries indexed.
 
         Raises:
-            JournalError: the file is not a journal of this command, was written for another
-                API address, has an entry that cannot be read, or is in use by another run.
+            JournalError: the file is not a journal of this command (or not a regular file),
+                was written for another API address, has an entry that cannot be read, or is
+                in use by another run.
             OSError: the file cannot be opened, read or written.
         """
         fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_APPEND, 0o644)
         try:
+            if not stat.S_ISREG(os.fstat(fd).st_mode):
+                # /dev/stdout, a pipe ...: neither read back nor flushed to a disk.
+                raise JournalError(f"the journal {path!r} is not a regular file")
             _lock(fd, path)
             reader = open(fd, "rb", closefd=False)  # noqa: SIM115 (closed by close())
             try:
