@@ -220,21 +220,28 @@ class Bulk:
             await self._send(ready)
 
     async def _next(self) -> _Ready | None:
-        """Return the next record to send, reading a group when none is ready."""
+        """Return the next record to send, reading a group when none is ready.
+
+        Once one is taken, the next group is read too if it needs no wait (a file), so that
+        its keys are on disk before a worker needs one.
+        """
+        assert self._input is not None
         async with self._reading:
-            while not self._ready and self.stop is None:
-                assert self._input is not None
-                try:
+            try:
+                while not self._ready and self.stop is None:
                     group = await self._input.next_group()
-                except OSError as error:
-                    self._halt(f"cannot read the input: {error.strerror or error}", EXIT_USAGE)
+                    if group is None:
+                        return None
+                    self._take(group)
+                if self.stop is not None:
                     return None
-                if group is None:
-                    return None
-                self._take(group)
-        if self.stop is not None or not self._ready:
-            return None
-        return self._ready.popleft()
+                ready = self._ready.popleft()
+                if len(self._ready) < self._concurrency:
+                    self._take(self._input.available())
+            except OSError as error:
+                self._halt(f"cannot read the input: {error.strerror or error}", EXIT_USAGE)
+                return None
+        return ready
 
     def _take(self, group: list[Record | Invalid]) -> None:
         """Print what needs no call; journal the new keys of the rest, then make them ready."""
@@ -253,6 +260,8 @@ class Bulk:
                 return
             if ready is not None:
                 self._ready.append(ready)
+        # Flushed now, while the calls in flight last, rather than when the first is sent.
+        self._journal.flush_ahead()
         self._progress.update(self.tally)
 
     def _prepare(self, record: Record) -> _Ready | None:
@@ -482,13 +491,13 @@ class _Input:
     a fifth of the throughput). From a pipe or a terminal, where a read may wait for as long
     as the writer likes, a daemon thread reads them, one record at a time, so that the calls
     in flight (and Ctrl-C) are never held up; a daemon, so that one blocked on a pipe does not
-    hold up the exit. Either way at most a group, and two records in the queue, are held:
-    memory does not grow with the input.
+    hold up the exit. Either way at most a group is held, and as many in the queue: memory
+    does not grow with the input.
 
     Args:
         records: the records, from ``records.read_records``.
         stream: the input they are read from.
-        group: the most records ``next_group`` returns.
+        group: the most records ``next_group`` and ``available`` return.
     """
 
     def __init__(
@@ -498,15 +507,17 @@ class _Input:
         self._group = group
         self._ended = False
         self._queue: asyncio.Queue[Record | Invalid | OSError | None] | None = None
+        # What next_group waited for, taken before the queue's: at most one.
+        self._waited: list[Record | Invalid | OSError | None] = []
         if not _is_file(stream):
-            self._queue = asyncio.Queue(2)
+            self._queue = asyncio.Queue(group)
             loop = asyncio.get_running_loop()
             threading.Thread(
                 target=self._read, args=(loop,), name="animalstore-input", daemon=True
             ).start()
 
     async def next_group(self) -> list[Record | Invalid] | None:
-        """Return the next records: up to the group size, fewer if no more are read yet.
+        """Return the next records, waiting for the first: up to the group size.
 
         Returns:
             The records, or ``None`` at the end of the input or after ``stop()``.
@@ -514,33 +525,26 @@ class _Input:
         Raises:
             OSError: reading the input failed.
         """
+        queue = self._queue
+        if queue is not None and not self._ended and not self._waited and queue.empty():
+            self._waited.append(await queue.get())
+        return self.available() or None
+
+    def available(self) -> list[Record | Invalid]:
+        """Return the next records that need no wait, up to the group size (maybe none).
+
+        Raises:
+            OSError: reading the input failed.
+        """
         if self._ended:
-            return None
+            return []
         if self._queue is None:
             group = list(itertools.islice(self._records, self._group))
-        else:
-            group = await self._from_thread(self._queue)
-        if not group:
-            self._ended = True
-            return None
-        return group
-
-    def stop(self) -> None:
-        """Make ``next_group`` return ``None`` from now on, waking it if it waits."""
-        self._ended = True
-        if self._queue is not None and self._queue.empty():
-            self._queue.put_nowait(None)
-
-    async def _from_thread(
-        self, queue: asyncio.Queue[Record | Invalid | OSError | None]
-    ) -> list[Record | Invalid]:
-        group: list[Record | Invalid] = []
-        while len(group) < self._group:
-            # Waits for the first record only: whatever else is read already joins the group
-            # (its keys then share one flush to disk).
-            if group and queue.empty():
-                break
-            value = await queue.get()
+            self._ended = not group
+            return group
+        group = []
+        while len(group) < self._group and (self._waited or not self._queue.empty()):
+            value = self._waited.pop() if self._waited else self._queue.get_nowait()
             if isinstance(value, OSError):
                 self._ended = True
                 raise value
@@ -549,6 +553,12 @@ class _Input:
                 break
             group.append(value)
         return group
+
+    def stop(self) -> None:
+        """Make ``next_group`` return ``None`` from now on, waking it if it waits."""
+        self._ended = True
+        if self._queue is not None and self._queue.empty():
+            self._queue.put_nowait(None)
 
     def _read(self, loop: asyncio.AbstractEventLoop) -> None:
         def hand_over(value: Record | Invalid | OSError | None) -> None:

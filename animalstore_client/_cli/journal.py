@@ -222,6 +222,16 @@ class Journal:
             # Shielded: a caller cancelled while it waits must not cancel the others' flush.
             await asyncio.shield(self._sync)
 
+    def flush_ahead(self) -> None:
+        """Start flushing what is written to disk, if it is not, without waiting for it.
+
+        A failure is kept for the next ``append`` or ``durable`` to raise.
+        """
+        if self._sync is None and self._synced < self._written and self._failure is None:
+            self._sync = asyncio.ensure_future(self._flush())
+            # Retrieved here, so that a failure nobody awaits is not reported as such.
+            self._sync.add_done_callback(lambda flush: flush.cancelled() or flush.exception())
+
     async def _flush(self) -> None:
         target = self._written
         try:
@@ -267,6 +277,9 @@ class NoJournal:
 
     async def durable(self, ticket: int) -> None:
         """Return at once."""
+
+    def flush_ahead(self) -> None:
+        """Do nothing."""
 
     def close(self) -> None:
         """Do nothing."""
