@@ -1,27 +1,28 @@
 """``pets create --from-file``: create every record of a file once, and resume after any stop.
 
-One ``AsyncClient`` on one asyncio loop; at most ``concurrency`` calls in flight. The input is
-read (and each record checked) in a thread of its own, a bounded window ahead of the calls, so
-memory does not grow with the input. Each record's life:
+One ``AsyncClient`` on one asyncio loop; ``concurrency`` workers, so at most that many calls
+in flight. The input is read a group of records at a time, a bounded window ahead of the
+calls (``_Input``), so memory does not grow with the input. Each record's life:
 
 1. A bad record is reported (stdout, with its line number) and never sent.
 2. A record the journal shows as created or refused is not sent again: its outcome is
    printed as the earlier run wrote it.
 3. Any other record gets its idempotency key: its own, the one the journal already holds for
    it, or a new one; a new key is written to the journal, and flushed to disk, before the
-   record is first sent. Keys are journaled a group at a time (up to ``concurrency`` of them)
-   so that one flush covers the group.
+   record is first sent. The keys of a group are written together and their flush started at
+   once, while the calls before them are in flight: one flush covers the group.
 4. The call's outcome is journaled and printed: created, refused (a 400, 409, 413 or 422:
    the record itself was turned down), failed (any other error answer: 401, 429, 5xx ...) or
-   unknown (no usable answer). A re-run resends the failed, unknown and started-but-unanswered
-   records with their first keys.
+   unknown (no usable answer). A re-run resends the failed, unknown, started-but-unanswered
+   and unsent records with their first keys.
 
 Ctrl-C stops reading; the calls in flight finish (a second Ctrl-C cuts them short: they are
-then unknown), the journal is flushed, and the exit status is 130. So is it after
-``2 x concurrency`` records in a row (10 at least) got no answer or an error answer that is not
-about the record: the service is down or refuses the key, and the run stops sending.
+then unknown), the keys journaled for records not sent are journaled as unsent, the journal
+is flushed, and the exit status is 130. A closed stdout stops the run the same way. So does a
+run of ``2 x concurrency`` records (10 at least) that got no answer, or an error answer that
+is not about the record: the service is down or refuses the key; the rest is left for a
+re-run.
 """
-
 from __future__ import annotations
 
 import asyncio
@@ -83,22 +84,28 @@ __all__ = [
     "exit_status",
 ]
 
+_log = logging.getLogger("animalstore_client.cli")
+
 #: Calls in flight unless ``--concurrency`` says otherwise: past about 10, the default
 #: backend's pool gets slower, not faster (docs/performance.md).
 DEFAULT_CONCURRENCY = 8
 #: The SDK's pool holds 100 connections: more calls in flight would only queue for one.
 MAX_CONCURRENCY = 100
-_log = logging.getLogger("animalstore_client.cli")
 #: Error answers about the record itself: a re-run would get the same, so none is sent.
 REFUSED_STATUSES = frozenset({400, 409, 413, 422})
 
 
 @attrs.define
 class _Stop:
-    """Why the run stopped before the end of the input, and the exit status that says so."""
+    """Why the run stopped before the end of the input, and the exit status that says so.
+
+    Attributes:
+        message: for the summary.
+        status: the exit status; ``None``: the one the outcomes give (``exit_status``).
+    """
 
     message: str
-    status: int
+    status: int | None
 
 
 @attrs.frozen
@@ -109,7 +116,8 @@ class _Ready:
         record: the record.
         key: its idempotency key.
         ticket: the journal's ticket for the entry that holds a new key (0: on disk already).
-        resent: whether an earlier run may have sent it (its answer lost, or not waited for).
+        resent: whether an earlier run may have had it created: sent, and its answer lost (or
+            not waited for), or a server error (5xx but 503) that may have come after.
     """
 
     record: Record
@@ -171,7 +179,10 @@ class Bulk:
         loop = asyncio.get_running_loop()
         self._input = _Input(records, stream, self._concurrency)
         self._workers = [asyncio.ensure_future(self._work()) for _ in range(self._concurrency)]
-        _on_sigint(loop, self._interrupt)
+        # Left ignored when it is (a background job's), as Python itself leaves it.
+        handle_sigint = signal.getsignal(signal.SIGINT) is not signal.SIG_IGN
+        if handle_sigint:
+            _on_sigint(loop, self._interrupt)
         try:
             # Every call started is seen to its end (or, after a second Ctrl-C, cut short),
             # so that each has its outcome journaled.
@@ -180,7 +191,8 @@ class Bulk:
                 if isinstance(outcome, Exception):  # a bug: not one to hide
                     raise outcome
         finally:
-            _on_sigint(loop, None)
+            if handle_sigint:
+                _on_sigint(loop, None)
             while self._ready:  # keys journaled for records that a stop left unsent
                 self._not_sent(self._ready.popleft())
 
@@ -290,8 +302,8 @@ class Bulk:
             self.tally.refused_earlier += 1
             self._print(record.line, REFUSED, key=earlier.key, error=earlier.error, earlier=True)
             return None
-        # Its key is on disk already. Only an earlier run's "unsent" says it never left.
-        return _Ready(record, earlier.key, 0, resent=earlier.state != UNSENT)
+        # Its key is on disk already.
+        return _Ready(record, earlier.key, 0, resent=_maybe_created(earlier))
 
     def _not_sent(self, ready: _Ready) -> None:
         """Journal that a record given a key by this run is not sent after all (a stop).
@@ -368,12 +380,11 @@ class Bulk:
             return
         self._no_answer_in_a_row += 1
         if self._no_answer_in_a_row >= self._give_up_after:
-            unreachable = tally.unknown and state == UNKNOWN
             self._halt(
                 f"the last {self._no_answer_in_a_row} records all failed (the latest: "
                 f"{(shown or {}).get('message')}); the records not yet sent are left for a "
                 "re-run",
-                EXIT_UNREACHABLE if unreachable else EXIT_API_ERROR,
+                None,
             )
 
     # -- output and stops ---------------------------------------------------------------------
@@ -412,8 +423,13 @@ class Bulk:
         except OSError as error:
             self._halt(f"cannot write to stdout: {error.strerror or error}", EXIT_OUTPUT)
 
-    def _halt(self, message: str, status: int) -> None:
-        """Stop reading and sending: the calls in flight finish. The first reason is kept."""
+    def _halt(self, message: str, status: int | None) -> None:
+        """Stop reading and sending: the calls in flight finish. The first reason is kept.
+
+        Args:
+            message: why, for the summary.
+            status: the exit status to end with; ``None`` for the one the outcomes give.
+        """
         if self.stop is None or status == EXIT_INTERRUPTED:
             self.stop = _Stop(message, status)
         if self._input is not None:
@@ -453,6 +469,19 @@ def exit_status(tally: Tally, stopped: int | None) -> int:
     if tally.invalid:
         return EXIT_USAGE
     return EXIT_OK
+
+
+def _maybe_created(entry: Entry) -> bool:
+    """Whether the record of a journal entry that is not final may have been created.
+
+    Yes when it was sent and its answer lost (or not waited for: ``started`` after a crash),
+    or answered with a server error, which may come after the animal was stored; no when it
+    was never sent (``unsent``), or refused unprocessed (a 4xx, 429, 503).
+    """
+    if entry.state in (STARTED, UNKNOWN):
+        return True
+    status = (entry.error or {}).get("status")
+    return entry.state == FAILED and isinstance(status, int) and status >= 500 and status != 503
 
 
 def _invalid_error(message: str) -> dict[str, Any]:
@@ -595,7 +624,8 @@ BULK_EPILOG = f"""\
     {{"line": N, "status": "created", "pet": {{...}}, "idempotency_key": "..."}}
     status is created, refused (400, 409, 413, 422: final), failed (another error answer),
     unknown (the answer was lost) or invalid; "error" holds the Error JSON. A re-run adds
-    "earlier": true to what a past run did, "resent": true to what it sends again.
+    "earlier": true to what a past run did, "resent": true to what it sends again that a
+    past run may have created (its answer lost, or a server error).
   stderr: a progress bar on a terminal, then a summary line, always.
 
 --journal FILE:
@@ -606,6 +636,7 @@ BULK_EPILOG = f"""\
   keys, so a service that deduplicates by Idempotency-Key creates none twice. One that
   does not may create twice only the records whose answer was lost: each run lists them.
   A journal is refused for another API address or another input (line by line).
+  More: docs/command-line.md, "Creating every animal of a file".
 
 exit status: 0 every record created; 1 the API refused or failed some; 2 bad usage, a
   bad line (nothing else wrong), or a journal that does not belong; 3 an answer was lost

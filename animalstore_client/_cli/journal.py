@@ -98,7 +98,8 @@ class Entry:
 
     def to_json(self) -> dict[str, Any]:
         """Return the entry's JSON object, absent fields left out."""
-        return attrs.asdict(self, filter=lambda _, value: value is not None)
+        # Not recursive: the pet and the error are plain JSON already, not copied again.
+        return attrs.asdict(self, recurse=False, filter=lambda _, value: value is not None)
 
 
 class Journal:

@@ -36,8 +36,8 @@ class Tally:
         created_earlier: records a journaled earlier run created: not sent again.
         refused_earlier: records a journaled earlier run saw refused: not sent again.
         lost: the lines of the records whose answer this run lost.
-        resent: the lines of the records this run sent again after an earlier run lost their
-            answer (or stopped before writing it).
+        resent: the lines of the records this run sent again that an earlier run may have
+            created (its answer lost, or a server error).
     """
 
     created: int = 0
@@ -189,9 +189,9 @@ class Progress:
             )
         if tally.resent:
             lines.append(
-                f"resent {len(tally.resent):,} record(s) whose answer an earlier run lost or "
-                "did not wait for, with their first keys: a service that does not deduplicate "
-                f"by Idempotency-Key may have created them twice: line(s) "
+                f"resent {len(tally.resent):,} record(s) that an earlier run may have created "
+                "(its answer lost, or a server error), with their first keys: a service that "
+                "does not deduplicate by Idempotency-Key may have created them twice: line(s) "
                 f"{_numbers(tally.resent)}"
             )
         return lines

@@ -539,29 +539,35 @@ def test_against_a_store_that_does_not_deduplicate_only_the_listed_lines_double(
 def test_refused_records_are_final_and_failed_ones_are_resent(
     dedup: Served, tmp_path: Path
 ) -> None:
-    source = pets_file(tmp_path / "pets.jsonl", 3)
+    source = pets_file(tmp_path / "pets.jsonl", 4)
     journal = tmp_path / "pets.journal"
     command = f"--max-retries 0 pets create --from-file {source} --journal {journal}"
     command += " --concurrency 1"
     dedup.store.inject(
         Fault.error(400, code="invalid_field", message="no", operation="create"),
         Fault.error(503, operation="create"),
+        Fault.error(500, operation="create"),
     )
     first = animalstore(command, dedup.base_url)
     assert first.returncode == 1
     printed = first.by_line()
     assert (printed[1]["status"], printed[1]["error"]["code"]) == ("refused", "invalid_field")
     assert (printed[2]["status"], printed[2]["error"]["status"]) == ("failed", 503)
-    assert printed[3]["status"] == "created"
+    assert (printed[3]["status"], printed[3]["error"]["status"]) == ("failed", 500)
+    assert printed[4]["status"] == "created"
 
     second = animalstore(command, dedup.base_url)
-    # Line 1 stays refused (not sent again): still 1. Line 2 is sent again, with its key.
+    # Line 1 stays refused (not sent again): still 1. Lines 2 and 3 go again, with their keys.
     assert second.returncode == 1
-    assert keys_sent(dedup.store)[3:] == [printed[2]["idempotency_key"]]
+    first_keys = [printed[line]["idempotency_key"] for line in (2, 3)]
+    assert keys_sent(dedup.store)[4:] == first_keys
     again = second.by_line()
     assert (again[1]["status"], again[1].get("earlier")) == ("refused", True)
-    assert again[2]["status"] == "created"
-    assert sorted(pet.name for pet in dedup.store.pets) == ["pet-2", "pet-3"]
+    assert again[2]["status"] == again[3]["status"] == "created"
+    # A 503 is an answer before any processing; a 500 may come after the animal was stored.
+    assert (again[2].get("resent"), again[3].get("resent")) == (None, True)
+    assert "resent 1 record(s) that an earlier run may have created" in second.stderr
+    assert sorted(pet.name for pet in dedup.store.pets) == ["pet-2", "pet-3", "pet-4"]
 
 
 def test_an_unreachable_api_exits_3_and_stops_sending(tmp_path: Path, closed_port: int) -> None:
