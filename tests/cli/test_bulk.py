@@ -35,6 +35,7 @@ from tests.cli.test_cli import (
     DEFAULT_LAUNCHER,
     KEY,
     POSIX_ONLY,
+    REPO_ROOT,
     TIMEOUT,
     check_output,
     environment,
@@ -451,6 +452,76 @@ def test_usage_errors_exit_2_and_send_nothing(
 
 
 # -- the journal: crashes, lost answers, resumes ----------------------------------------------
+
+
+#: Loaded by the command (sitecustomize): each flush of the journal to disk is slowed down,
+#: then noted in FLUSHED as the journal's size it covered, once it has ended.
+_NOTE_FLUSHES = """
+import os, time
+from animalstore_client._cli import journal
+
+real = journal._flush_to_disk
+
+def noting(fd):
+    covered = os.fstat(fd).st_size
+    time.sleep(0.02)  # a slow disk: a send that does not wait for the flush comes first
+    real(fd)
+    with open(os.environ["FLUSHED"], "a") as noted:
+        noted.write(f"{covered}\\n")
+
+journal._flush_to_disk = noting
+"""
+
+
+class FlushWatchingStore(FakeAnimalStore):
+    """Notes, as each request arrives, how much of the journal the command had flushed."""
+
+    def __init__(self, flushed: Path) -> None:
+        super().__init__(api_keys=[KEY])
+        self.flushed = flushed
+        self.on_disk_at_arrival: dict[str, int] = {}
+
+    def _exchange(self, method: str, path: str, query: str, headers: Any, body: bytes) -> Any:
+        if method == "POST":
+            noted = self.flushed.read_text().split() if self.flushed.exists() else ["0"]
+            key = {name.lower(): value for name, value in headers.items()}["idempotency-key"]
+            self.on_disk_at_arrival[key] = max(map(int, noted))
+        return super()._exchange(method, path, query, headers, body)
+
+
+def test_each_key_is_on_disk_before_its_record_is_sent(tmp_path: Path) -> None:
+    source = pets_file(tmp_path / "pets.jsonl", 60)
+    journal = tmp_path / "pets.journal"
+    (tmp_path / "sitecustomize.py").write_text(_NOTE_FLUSHES)
+    store = FlushWatchingStore(tmp_path / "flushed")
+    command = f"pets create --from-file {source} --journal {journal}"
+    with store.serve() as base_url:
+        completed = subprocess.run(
+            [*DEFAULT_LAUNCHER, *shlex.split(command)],
+            capture_output=True,
+            env=environment(
+                base_url,
+                KEY,
+                FLUSHED=str(tmp_path / "flushed"),
+                PYTHONPATH=os.pathsep.join([str(tmp_path), str(REPO_ROOT)]),
+            ),
+            timeout=TIMEOUT,
+            check=False,
+        )
+    assert completed.returncode == 0, completed.stderr
+    # Where each key's entry ends in the journal: the flush before its send must cover it.
+    ends: dict[str, int] = {}
+    offset = 0
+    for raw in journal.read_bytes().splitlines(keepends=True):
+        offset += len(raw)
+        entry = json.loads(raw)
+        if entry.get("state") == "started":
+            ends[entry["key"]] = offset
+    assert len(ends) == len(store.on_disk_at_arrival) == 60
+    late = {key for key, on_disk in store.on_disk_at_arrival.items() if on_disk < ends[key]}
+    assert not late, f"{len(late)} records sent before their key was on disk"
+    flushes = len((tmp_path / "flushed").read_text().split())
+    assert flushes <= 60 // 4  # and one flush covered many keys
 
 
 def test_lost_answers_are_resent_with_their_first_keys(dedup: Served, tmp_path: Path) -> None:
