@@ -9,8 +9,9 @@ calls (``_Input``), so memory does not grow with the input. Each record's life:
    printed as the earlier run wrote it.
 3. Any other record gets its idempotency key: its own, the one the journal already holds for
    it, or a new one; a new key is written to the journal, and flushed to disk, before the
-   record is first sent. The keys of a group are written together and their flush started at
-   once, while the calls before them are in flight: one flush covers the group.
+   record is first sent. The keys of a group (32 at least) are written together and their
+   flush started at once, while the calls before them are in flight: one flush covers the
+   group.
 4. The call's outcome is journaled and printed: created, refused (a 400, 409, 413 or 422:
    the record itself was turned down), failed (any other error answer: 401, 429, 5xx ...) or
    unknown (no usable answer). A re-run resends the failed, unknown, started-but-unanswered
@@ -23,6 +24,7 @@ run of ``2 x concurrency`` records (10 at least) that got no answer, or an error
 is not about the record: the service is down or refuses the key; the rest is left for a
 re-run.
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -36,6 +38,7 @@ import signal
 import stat
 import sys
 import threading
+import time
 import uuid
 from collections.abc import Callable, Iterator
 from typing import IO, Any, TextIO
@@ -91,6 +94,12 @@ _log = logging.getLogger("animalstore_client.cli")
 DEFAULT_CONCURRENCY = 8
 #: The SDK's pool holds 100 connections: more calls in flight would only queue for one.
 MAX_CONCURRENCY = 100
+#: The fewest records read (and their keys journaled, then flushed to disk together) at a
+#: time, when they need no wait: each flush, in a thread, costs the loop about a millisecond of
+#: handing the interpreter's lock back and forth (measured), so a flush covers 32 keys at least.
+_MIN_GROUP = 32
+#: The most seconds a record's line waits in stdout's buffer, unless stdout is a terminal.
+_FLUSH_SECONDS = 0.1
 #: Error answers about the record itself: a re-run would get the same, so none is sent.
 REFUSED_STATUSES = frozenset({400, 409, 413, 422})
 
@@ -162,6 +171,7 @@ class Bulk:
         self._ready: collections.deque[_Ready] = collections.deque()
         self._reading = asyncio.Lock()
         self._workers: list[asyncio.Task[None]] = []
+        self._flushed_at = 0.0
         self._no_answer_in_a_row = 0
         self._give_up_after = max(10, 2 * concurrency)
         self._interrupts = 0
@@ -177,7 +187,7 @@ class Bulk:
             stream: the input they are read from.
         """
         loop = asyncio.get_running_loop()
-        self._input = _Input(records, stream, self._concurrency)
+        self._input = _Input(records, stream, max(self._concurrency, _MIN_GROUP))
         self._workers = [asyncio.ensure_future(self._work()) for _ in range(self._concurrency)]
         # Left ignored when it is (a background job's), as Python itself leaves it.
         handle_sigint = signal.getsignal(signal.SIGINT) is not signal.SIG_IGN
@@ -204,6 +214,7 @@ class Bulk:
             otherwise 3 if any answer was lost, else 1 if any record was refused or failed,
             else 2 if any line was invalid, else 0.
         """
+        self._flush_stdout()
         journal = self._journal
         try:
             journal.close()
@@ -256,7 +267,13 @@ class Bulk:
         return ready
 
     def _take(self, group: list[Record | Invalid]) -> None:
-        """Print what needs no call; journal the new keys of the rest, then make them ready."""
+        """Print what needs no call; journal the new keys of the rest, then make them ready.
+
+        The new keys go to the journal in one write, and their flush starts at once, while the
+        calls before them are in flight, rather than when the first of them is due.
+        """
+        prepared: list[_Ready] = []
+        fresh: list[Entry] = []
         for item in group:
             if isinstance(item, Invalid):
                 self.tally.invalid += 1
@@ -267,27 +284,36 @@ class Bulk:
             except JournalError as error:
                 self._halt(str(error), EXIT_USAGE)
                 return
+            if ready is None:
+                continue
+            prepared.append(ready)
+            if ready.ticket:
+                fresh.append(Entry(item.line, ready.key, item.digest, STARTED))
+        ticket = 0
+        if fresh:
+            try:
+                ticket = self._journal.append(*fresh)
             except OSError as error:
                 self._halt(f"cannot write the journal: {error.strerror or error}", EXIT_OUTPUT)
                 return
-            if ready is not None:
-                self._ready.append(ready)
-        # Flushed now, while the calls in flight last, rather than when the first is sent.
-        self._journal.flush_ahead()
+            self._journal.flush_ahead()
+        self._ready.extend(
+            attrs.evolve(ready, ticket=ticket) if ready.ticket else ready for ready in prepared
+        )
         self._progress.update(self.tally)
 
     def _prepare(self, record: Record) -> _Ready | None:
         """Return the record with its key, or ``None`` when an earlier run saw it through.
 
+        A new key is not journaled yet: its ``ticket`` is 1 until it is.
+
         Raises:
             JournalError: the journal's entry for this line is for another record.
-            OSError: the journal cannot be written.
         """
         earlier = self._journal.entry(record.line)
         if earlier is None:
             key = record.idempotency_key or str(uuid.uuid4())
-            ticket = self._journal.append(Entry(record.line, key, record.digest, STARTED))
-            return _Ready(record, key, ticket, resent=False)
+            return _Ready(record, key, 1, resent=False)
         if earlier.digest != record.digest:
             raise JournalError(
                 f"line {record.line} of the input is not the record that the journal "
@@ -416,9 +442,25 @@ class Bulk:
             value["earlier"] = True
         try:
             self._stdout.write(json_line(value, terminal=self._terminal) + "\n")
-            self._stdout.flush()
+            now = time.monotonic()
+            # Each line at once to a person; to a pipe or a file a few times a second (a write
+            # per record cost about a tenth of the throughput). The journal, not stdout, is what
+            # a re-run reads.
+            if self._terminal or now - self._flushed_at >= _FLUSH_SECONDS:
+                self._flushed_at = now
+                self._stdout.flush()
         except BrokenPipeError:
             # The reader is gone (`| head`): stop as on Ctrl-C; nothing more is printed.
+            self._halt("stdout was closed", EXIT_BROKEN_PIPE)
+        except OSError as error:
+            self._halt(f"cannot write to stdout: {error.strerror or error}", EXIT_OUTPUT)
+
+    def _flush_stdout(self) -> None:
+        if self.stop is not None and self.stop.status in (EXIT_BROKEN_PIPE, EXIT_OUTPUT):
+            return
+        try:
+            self._stdout.flush()
+        except BrokenPipeError:
             self._halt("stdout was closed", EXIT_BROKEN_PIPE)
         except OSError as error:
             self._halt(f"cannot write to stdout: {error.strerror or error}", EXIT_OUTPUT)
@@ -529,9 +571,7 @@ class _Input:
         group: the most records ``next_group`` and ``available`` return.
     """
 
-    def __init__(
-        self, records: Iterator[Record | Invalid], stream: IO[bytes], group: int
-    ) -> None:
+    def __init__(self, records: Iterator[Record | Invalid], stream: IO[bytes], group: int) -> None:
         self._records = records
         self._group = group
         self._ended = False

@@ -186,11 +186,11 @@ class Journal:
         self._reader.seek(self._offsets[index])
         return _entry(self._reader.readline(), self.path, None)
 
-    def append(self, entry: Entry) -> int:
-        """Write ``entry`` at the end of the file (not yet flushed to disk).
+    def append(self, *entries: Entry) -> int:
+        """Write ``entries`` at the end of the file, in one write (not yet flushed to disk).
 
         Returns:
-            A ticket: ``durable(ticket)`` returns once the entry is on disk.
+            A ticket: ``durable(ticket)`` returns once the entries are on disk.
 
         Raises:
             OSError: the write failed, or an earlier write or flush did: once one has, the
@@ -199,11 +199,11 @@ class Journal:
         if self._failure is not None:
             raise self._failure
         try:
-            _write_all(self._fd, _encode(entry.to_json()))
+            _write_all(self._fd, b"".join(_encode(entry.to_json()) for entry in entries))
         except OSError as error:
             self._failure = error
             raise
-        self._written += 1
+        self._written += len(entries)
         return self._written
 
     async def durable(self, ticket: int) -> None:
@@ -272,7 +272,7 @@ class NoJournal:
         """Return ``None``: no earlier run is known."""
         return None
 
-    def append(self, entry: Entry) -> int:
+    def append(self, *entries: Entry) -> int:
         """Keep nothing; return a ticket that is already durable."""
         return 0
 
@@ -325,9 +325,7 @@ def _lock(fd: int, path: str) -> None:
         raise JournalError(f"the journal {path!r} is in use by another run") from None
 
 
-def _read_index(
-    reader: IO[bytes], path: str, header: Header
-) -> tuple[array[int], array[int], int]:
+def _read_index(reader: IO[bytes], path: str, header: Header) -> tuple[array[int], array[int], int]:
     """Read every entry once; return the index (lines, offsets) and where the file ends whole."""
     lines: array[int] = array("q")
     offsets: array[int] = array("q")
@@ -391,4 +389,3 @@ def _index(lines: array[int], offsets: array[int], line: int, offset: int) -> No
     else:
         lines.insert(index, line)
         offsets.insert(index, offset)
-

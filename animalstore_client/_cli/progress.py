@@ -76,9 +76,7 @@ class Progress:
             cannot be known (a pipe); used for the time left.
     """
 
-    def __init__(
-        self, stream: TextIO, *, bar: bool, fraction: Callable[[], float | None]
-    ) -> None:
+    def __init__(self, stream: TextIO, *, bar: bool, fraction: Callable[[], float | None]) -> None:
         self._stream = stream
         self._bar = bar
         self._fraction = fraction

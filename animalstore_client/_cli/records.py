@@ -273,9 +273,7 @@ def _csv_header(lines: _Lines) -> list[str]:
         raise InputError("line 1: no CSV header: expected a first line naming the columns")
     for column in header:
         if column not in _KNOWN:
-            raise InputError(
-                f"line 1: unknown CSV column {column!r} (known: {', '.join(_KNOWN)})"
-            )
+            raise InputError(f"line 1: unknown CSV column {column!r} (known: {', '.join(_KNOWN)})")
     named = [_FIELDS.get(column, column) for column in header]
     for field in set(named):
         if named.count(field) > 1:
@@ -325,4 +323,3 @@ def _from_row(line: int, header: list[str], row: list[str]) -> Record | Invalid:
 
 def _shown(cell: str) -> str:
     return repr(cell) if len(cell) <= 40 else repr(cell[:37]) + "..."
-

@@ -10,6 +10,7 @@ process; the store is emptied before each run and must then hold exactly N anima
 
 Apart from the timed rounds, untimed: the command's peak memory (its process's ``ru_maxrss``)
 with 100 records and with N, and how many times it flushed its journal to disk (``-v``).
+POSIX only (``resource``), as the suite's other peak-memory probes.
 """
 
 from __future__ import annotations
@@ -104,23 +105,46 @@ def _pets_file(path: Path, count: int) -> Path:
     return path
 
 
-def _run(command: list[str]) -> tuple[float, int, str]:
-    """Run ``command`` to its end; return its seconds, peak memory (KiB) and stderr."""
-    env = {**os.environ, "ANIMALSTORE_API_KEY": API_KEY}
+#: Runs a command and prints its peak memory: from a small process, since a child's
+#: ``ru_maxrss`` counts what it was before ``exec`` too, a copy of the process that forked it.
+_PEAK = """
+import resource, subprocess, sys
+completed = subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL)
+print(completed.returncode, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)
+"""
+
+
+def _environment() -> dict[str, str]:
+    return {**os.environ, "ANIMALSTORE_API_KEY": API_KEY}
+
+
+def _run(command: list[str]) -> float:
+    """Run ``command`` to its end; return how many seconds it took."""
     started = time.perf_counter()
-    process = subprocess.Popen(
-        command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env
+    completed = subprocess.run(
+        command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=_environment()
     )
-    assert process.stderr is not None
-    stderr = process.stderr.read().decode()
-    _, status, usage = os.wait4(process.pid, 0)
     seconds = time.perf_counter() - started
-    process.returncode = os.waitstatus_to_exitcode(status)
-    process.stderr.close()
-    if process.returncode != 0:
-        raise AssertionError(f"{command[:4]} exited {process.returncode}: {stderr[-500:]}")
-    # ru_maxrss is in KiB on Linux (bytes on macOS, where this case is not run).
-    return seconds, usage.ru_maxrss, stderr
+    if completed.returncode != 0:
+        raise AssertionError(
+            f"{command[:4]} exited {completed.returncode}: {completed.stderr[-500:]!r}"
+        )
+    return seconds
+
+
+def _peak(command: list[str]) -> tuple[int, str]:
+    """Run ``command`` to its end; return its peak memory (KiB on Linux) and its stderr."""
+    completed = subprocess.run(
+        [sys.executable, "-c", _PEAK, *command],
+        capture_output=True,
+        text=True,
+        env=_environment(),
+        check=True,
+    )
+    status, peak = completed.stdout.split()
+    if status != "0":
+        raise AssertionError(f"{command[:4]} exited {status}: {completed.stderr[-500:]}")
+    return int(peak), completed.stderr
 
 
 def bulk_create(rounds: int, *, records: int) -> tuple[list[Throughput], BulkFacts]:
@@ -164,7 +188,7 @@ def bulk_create(rounds: int, *, records: int) -> tuple[list[Throughput], BulkFac
             for name in reversed(names) if round_number % 2 else names:
                 store.reset()
                 journal.unlink(missing_ok=True)
-                seconds, _, _ = _run(contenders[name])
+                seconds = _run(contenders[name])
                 created = len(store.pets)
                 batches[name].append(
                     Batch(seconds=seconds, calls=records, failures=records - created)
@@ -173,9 +197,9 @@ def bulk_create(rounds: int, *, records: int) -> tuple[list[Throughput], BulkFac
                     raise AssertionError(f"{name} created {created} of {records} animals")
 
         journal.unlink(missing_ok=True)
-        _, peak_small, _ = _run(command(small, "-v"))
+        peak_small, _ = _peak(command(small, "-v"))
         journal.unlink(missing_ok=True)
-        _, peak, stderr = _run(command(source, "-v"))
+        peak, stderr = _peak(command(source, "-v"))
     [(entries, flushes)] = re.findall(
         r"journal \S+: (\d+) entries written, (\d+) flushes to disk", stderr
     )

@@ -232,7 +232,7 @@ def test_csv_with_either_spelling_and_an_idempotency_key_column(
     source = tmp_path / "pets.csv"
     source.write_text(
         "name,category_id,status,idempotency_key\r\n"
-        'Rex,3,available,restock-rex\r\n'
+        "Rex,3,available,restock-rex\r\n"
         '"Tom, ""the"" cat",4,,\r\n'
         '"two\nlines",5,sold,restock-two\r\n'
         "\r\n"
@@ -334,7 +334,9 @@ def test_bad_jsonl_lines_are_reported_by_line_number_and_never_sent(
     source.write_bytes(
         "\n".join(text for text, _ in BAD_JSONL).encode()
         + b"\n\xff\xfe not utf-8\n"
-        + b'{"name": "' + b"x" * (1 << 20) + b'", "categoryId": 1}\n'
+        + b'{"name": "'
+        + b"x" * (1 << 20)
+        + b'", "categoryId": 1}\n'
         + b'{"name": "ok-19", "categoryId": 19}\n'
     )
 
@@ -799,9 +801,7 @@ def reached(journal: Path, lines: int, process: subprocess.Popen[bytes]) -> bool
 
 
 @POSIX_ONLY
-def test_ctrl_c_lets_the_calls_in_flight_end_and_exits_130(
-    dedup: Served, tmp_path: Path
-) -> None:
+def test_ctrl_c_lets_the_calls_in_flight_end_and_exits_130(dedup: Served, tmp_path: Path) -> None:
     source = pets_file(tmp_path / "pets.jsonl", 40)
     journal = tmp_path / "pets.journal"
     command = f"pets create --from-file {source} --journal {journal} --concurrency 4"
@@ -902,9 +902,7 @@ def peak_kib(command: str, base_url: str) -> tuple[int, int, str]:
 
 @pytest.mark.slow
 @pytest.mark.skipif(sys.platform == "win32", reason="needs the resource module")
-def test_10000_records_are_created_once_each_in_flat_memory(
-    plain: Served, tmp_path: Path
-) -> None:
+def test_10000_records_are_created_once_each_in_flat_memory(plain: Served, tmp_path: Path) -> None:
     small = pets_file(tmp_path / "small.jsonl", 100)
     large = pets_file(tmp_path / "large.jsonl", 10_000)
     options = "-v pets create --concurrency 8"

@@ -153,9 +153,10 @@ def test_a_torn_last_line_is_dropped_before_anything_is_appended(tmp_path: Path)
     assert reopened.entry(2) is None
     reopened.append(started(3))
     reopened.close()
-    assert path.read_bytes() == whole + json.dumps(
-        started(3).to_json(), separators=(",", ":")
-    ).encode() + b"\n"
+    assert (
+        path.read_bytes()
+        == whole + json.dumps(started(3).to_json(), separators=(",", ":")).encode() + b"\n"
+    )
 
 
 def test_a_torn_header_is_written_again(tmp_path: Path) -> None:
