@@ -81,13 +81,14 @@ def animalstore(
     stdin: bytes | None = None,
     timeout: float = TIMEOUT,
     launcher: Sequence[str] = DEFAULT_LAUNCHER,
+    key: str | None = KEY,
 ) -> Run:
-    """Run ``animalstore <command>`` to its end, stdin from ``stdin`` (none: /dev/null)."""
+    """Run ``animalstore <command>`` to its end, stdin from ``stdin`` (none: empty)."""
     completed = subprocess.run(
         [*launcher, *shlex.split(command)],
         input=stdin if stdin is not None else b"",
         capture_output=True,
-        env=environment(base_url, KEY),
+        env=environment(base_url, key),
         timeout=timeout,
         check=False,
     )
@@ -451,6 +452,35 @@ def test_usage_errors_exit_2_and_send_nothing(
     assert error.startswith("error: ")
     assert message in error
     assert dedup.store.requests == []
+
+
+def test_no_api_key_exits_2_before_anything_is_read_or_sent(dedup: Served, tmp_path: Path) -> None:
+    source = pets_file(tmp_path / "pets.jsonl", 2)
+    journal = tmp_path / "pets.journal"
+    run = animalstore(
+        f"pets create --from-file {source} --journal {journal}", dedup.base_url, key=None
+    )
+    assert (run.returncode, run.stdout) == (2, "")
+    assert run.stderr == "error: no API key: set ANIMALSTORE_API_KEY or pass --api-key KEY\n"
+    assert not journal.exists()
+    assert dedup.store.requests == []
+
+
+def test_the_help_says_how_the_journal_works() -> None:
+    run = animalstore("pets create --help", None)
+    assert run.returncode == 0
+    for text in [
+        "--from-file FILE (- for stdin):",
+        "idempotency_key",
+        "--journal FILE:",
+        "A new key is on disk before its record is first sent.",
+        "does not may create twice only the records whose answer was lost",
+        "3 an answer was lost",
+        "130 Ctrl-C",
+        "--idempotency-key KEY",
+        "--concurrency N",
+    ]:
+        assert text in run.stdout, text
 
 
 # -- the journal: crashes, lost answers, resumes ----------------------------------------------
