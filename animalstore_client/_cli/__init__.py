@@ -163,17 +163,13 @@ def _pets_create_from_file(args: argparse.Namespace) -> int:
     if args.verbose:
         configure_from_env({LOG_VARIABLE: "debug"})
     with _warnings_as_notices():
-        status = create_from_file(
+        return create_from_file(
             client,
             args.from_file,
             given_format=args.format,
             concurrency=DEFAULT_CONCURRENCY if args.concurrency is None else args.concurrency,
             journal=args.journal,
         )
-    if status == EXIT_BROKEN_PIPE:
-        # As in main(): stdout must not be flushed again at exit.
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-    return status
 
 
 def _pets_get(args: argparse.Namespace) -> int:

@@ -907,6 +907,40 @@ def test_a_second_ctrl_c_cuts_the_calls_short_and_they_are_resent_later(
     assert "resent 2 record(s)" in resumed.stderr
 
 
+@POSIX_ONLY
+def test_a_closed_stdout_stops_the_run_like_ctrl_c_and_exits_141(
+    dedup: Served, tmp_path: Path
+) -> None:
+    source = pets_file(tmp_path / "pets.jsonl", 3_000)
+    journal = tmp_path / "pets.journal"
+    command = f"pets create --from-file {source} --journal {journal}"
+    process = start(command, dedup.base_url)  # like `| head -1`: one line read, then gone
+    try:
+        assert process.stdout is not None
+        assert process.stderr is not None
+        [first] = read_lines(process.stdout, 1, timeout=TIMEOUT)
+        process.stdout.close()
+        stderr = process.stderr.read().decode()
+        process.wait(timeout=TIMEOUT)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+        assert process.stderr is not None
+        process.stderr.close()
+    check_output(first, stderr)
+    assert process.returncode == 141
+    assert "stopped early: stdout was closed" in stderr
+    assert "Exception ignored" not in stderr
+    assert len(dedup.store.requests) < 3_000
+    assert {e["state"] for e in last_states(journal).values()} <= {"created", "unsent"}
+
+    resumed = animalstore(command, dedup.base_url, timeout=LONG_TIMEOUT)
+    assert resumed.returncode == 0
+    assert len(dedup.store.pets) == 3_000
+    assert "resent" not in resumed.stderr
+
+
 # -- scale: 10,000 records, flat memory -------------------------------------------------------
 
 _PEAK = """
