@@ -112,11 +112,6 @@ class Journal:
         fsyncs: how many flushes to disk this run made.
     """
 
-    @property
-    def entries(self) -> int:
-        """How many entries this run wrote."""
-        return self._written
-
     def __init__(
         self, path: str, fd: int, reader: IO[bytes], lines: array[int], offsets: array[int]
     ) -> None:
@@ -131,6 +126,11 @@ class Journal:
         self._synced = 0  # of which this many are on disk
         self._sync: asyncio.Task[None] | None = None
         self._failure: OSError | None = None
+
+    @property
+    def entries(self) -> int:
+        """How many entries this run wrote."""
+        return self._written
 
     @classmethod
     def open(cls, path: str, header: Header) -> Journal:

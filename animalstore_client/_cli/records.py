@@ -312,7 +312,7 @@ def _from_row(line: int, header: list[str], row: list[str]) -> Record | Invalid:
     for column, cell in zip(header, row, strict=True):
         if column in ("categoryId", "category_id"):
             if not _INTEGER.fullmatch(cell):
-                return Invalid(line, f"{column} must be an integer, got {_shown(cell)}")
+                return Invalid(line, f"{column} must be an int64 integer, got {_shown(cell)}")
             fields[column] = int(cell)
         elif column == "name":
             fields[column] = cell  # an empty cell is an empty name, which the API takes

@@ -391,7 +391,7 @@ def test_bad_csv_rows_are_reported_by_line_number_and_never_sent(
         10: "created",
         11: "invalid",
     }
-    assert printed[3]["error"]["message"] == "categoryId must be an integer, got 'seven'"
+    assert printed[3]["error"]["message"] == "categoryId must be an int64 integer, got 'seven'"
     assert printed[5]["error"]["message"] == "2 cells for 3 columns"
     assert printed[11]["error"]["message"].startswith("not valid CSV")
     assert sorted(r.json()["name"] for r in dedup.store.requests) == [
