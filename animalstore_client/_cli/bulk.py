@@ -2,7 +2,7 @@
 
 One ``AsyncClient`` on one asyncio loop; ``concurrency`` workers, so at most that many calls
 in flight. The input is read a group of records at a time, a bounded window ahead of the
-calls (``_Input``), so memory does not grow with the input. Each record's life:
+calls (``feed.Feed``), so memory does not grow with the input. Each record's life:
 
 1. A bad record is reported (stdout, with its line number) and never sent.
 2. A record the journal shows as created or refused is not sent again: its outcome is
@@ -29,15 +29,11 @@ from __future__ import annotations
 
 import asyncio
 import collections
-import concurrent.futures
 import contextlib
-import itertools
 import logging
 import os
 import signal
-import stat
 import sys
-import threading
 import time
 import uuid
 from collections.abc import Callable, Iterator
@@ -46,6 +42,7 @@ from typing import IO, Any, TextIO
 import attrs
 
 import animalstore_client as sdk
+from animalstore_client._cli.feed import Feed, is_file
 from animalstore_client._cli.journal import (
     CREATED,
     FAILED,
@@ -175,7 +172,7 @@ class Bulk:
         self._no_answer_in_a_row = 0
         self._give_up_after = max(10, 2 * concurrency)
         self._interrupts = 0
-        self._input: _Input | None = None
+        self._input: Feed | None = None
 
     async def run(self, records: Iterator[Record | Invalid], stream: IO[bytes]) -> None:
         """Create the records, ``concurrency`` at a time, until the input ends or a stop.
@@ -187,7 +184,7 @@ class Bulk:
             stream: the input they are read from.
         """
         loop = asyncio.get_running_loop()
-        self._input = _Input(records, stream, max(self._concurrency, _MIN_GROUP))
+        self._input = Feed(records, stream, max(self._concurrency, _MIN_GROUP))
         self._workers = [asyncio.ensure_future(self._work()) for _ in range(self._concurrency)]
         # Left ignored when it is (a background job's), as Python itself leaves it.
         handle_sigint = signal.getsignal(signal.SIGINT) is not signal.SIG_IGN
@@ -554,105 +551,6 @@ def _on_sigint(loop: asyncio.AbstractEventLoop, handler: Any) -> None:
         )
 
 
-class _Input:
-    """The records, handed over a group at a time, a bounded window ahead of the calls.
-
-    From a file they are read in the loop itself: a read from a file does not wait for long,
-    and reading in a thread of its own made every call wait for the interpreter's lock (about
-    a fifth of the throughput). From a pipe or a terminal, where a read may wait for as long
-    as the writer likes, a daemon thread reads them, one record at a time, so that the calls
-    in flight (and Ctrl-C) are never held up; a daemon, so that one blocked on a pipe does not
-    hold up the exit. Either way at most a group is held, and as many in the queue: memory
-    does not grow with the input.
-
-    Args:
-        records: the records, from ``records.read_records``.
-        stream: the input they are read from.
-        group: the most records ``next_group`` and ``available`` return.
-    """
-
-    def __init__(self, records: Iterator[Record | Invalid], stream: IO[bytes], group: int) -> None:
-        self._records = records
-        self._group = group
-        self._ended = False
-        self._queue: asyncio.Queue[Record | Invalid | OSError | None] | None = None
-        # What next_group waited for, taken before the queue's: at most one.
-        self._waited: list[Record | Invalid | OSError | None] = []
-        if not _is_file(stream):
-            self._queue = asyncio.Queue(group)
-            loop = asyncio.get_running_loop()
-            threading.Thread(
-                target=self._read, args=(loop,), name="animalstore-input", daemon=True
-            ).start()
-
-    async def next_group(self) -> list[Record | Invalid] | None:
-        """Return the next records, waiting for the first: up to the group size.
-
-        Returns:
-            The records, or ``None`` at the end of the input or after ``stop()``.
-
-        Raises:
-            OSError: reading the input failed.
-        """
-        queue = self._queue
-        if queue is not None and not self._ended and not self._waited and queue.empty():
-            self._waited.append(await queue.get())
-        return self.available() or None
-
-    def available(self) -> list[Record | Invalid]:
-        """Return the next records that need no wait, up to the group size (maybe none).
-
-        Raises:
-            OSError: reading the input failed.
-        """
-        if self._ended:
-            return []
-        if self._queue is None:
-            group = list(itertools.islice(self._records, self._group))
-            self._ended = not group
-            return group
-        group = []
-        while len(group) < self._group and (self._waited or not self._queue.empty()):
-            value = self._waited.pop() if self._waited else self._queue.get_nowait()
-            if isinstance(value, OSError):
-                self._ended = True
-                raise value
-            if value is None:
-                self._ended = True
-                break
-            group.append(value)
-        return group
-
-    def stop(self) -> None:
-        """Make ``next_group`` return ``None`` from now on, waking it if it waits."""
-        self._ended = True
-        if self._queue is not None and self._queue.empty():
-            self._queue.put_nowait(None)
-
-    def _read(self, loop: asyncio.AbstractEventLoop) -> None:
-        def hand_over(value: Record | Invalid | OSError | None) -> None:
-            assert self._queue is not None
-            asyncio.run_coroutine_threadsafe(self._queue.put(value), loop).result()
-
-        try:
-            try:
-                for item in self._records:
-                    hand_over(item)
-            except OSError as error:
-                hand_over(error)
-                return
-            hand_over(None)
-        except (RuntimeError, concurrent.futures.CancelledError):
-            pass  # the run ended first, and its loop with it
-
-
-def _is_file(stream: IO[bytes]) -> bool:
-    try:
-        return stat.S_ISREG(os.fstat(stream.fileno()).st_mode)
-    except (OSError, ValueError):
-        return False
-
-
 BULK_EPILOG = f"""\
 --from-file FILE (- for stdin):
   JSON lines (.jsonl, .ndjson), one object per line, or CSV (.csv) with a header; fields
@@ -749,7 +647,7 @@ def _refuse(message: str) -> int:
 
 def _fraction_read(stream: IO[bytes]) -> Callable[[], float | None]:
     """Return how to tell how much of ``stream`` was read: ``None`` for a pipe."""
-    size = os.fstat(stream.fileno()).st_size if _is_file(stream) else 0
+    size = os.fstat(stream.fileno()).st_size if is_file(stream) else 0
     if not size:
         return lambda: None
     fd = stream.fileno()
