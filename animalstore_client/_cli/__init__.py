@@ -15,10 +15,25 @@ import sys
 import warnings
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from typing import NoReturn
+from typing import Any, NoReturn
 
+from animalstore_client._cli.bulk import (
+    BULK_EPILOG,
+    DEFAULT_CONCURRENCY,
+    MAX_CONCURRENCY,
+    create_from_file,
+)
 from animalstore_client._cli.output import OUTPUT_FORMATS, OutputError, print_error, print_result
-from animalstore_client._client import Client
+from animalstore_client._cli.records import FORMATS
+from animalstore_client._cli.status import (
+    EXIT_BROKEN_PIPE,
+    EXIT_INTERRUPTED,
+    EXIT_OK,
+    EXIT_OUTPUT,
+    EXIT_STATUSES,
+    EXIT_USAGE,
+)
+from animalstore_client._client import AsyncClient, Client
 from animalstore_client._core.config import (
     API_KEY_VARIABLE,
     BASE_URL_VARIABLE,
@@ -27,29 +42,13 @@ from animalstore_client._core.config import (
     DEFAULT_TIMEOUT,
     Environment,
 )
-from animalstore_client._core.exceptions import APIConnectionError, APIError
+from animalstore_client._core.exceptions import APIError
 from animalstore_client._core.logging import LOG_VARIABLE, configure_from_env
 from animalstore_client._core.models import Pet, PetStatus
 from animalstore_client._core.safe_repr import tolerant_repr
 from animalstore_client._version import __version__
 
 __all__ = ["EXIT_STATUSES", "main"]
-
-EXIT_OK = 0
-EXIT_API_ERROR = 1
-EXIT_USAGE = 2
-EXIT_UNREACHABLE = 3
-EXIT_OUTPUT = 4  # the result could not be written to stdout (a full disk, a closed stdout)
-EXIT_INTERRUPTED = 130  # the shell's code for a process ended by SIGINT
-EXIT_BROKEN_PIPE = 141  # the shell's code for a process ended by SIGPIPE
-
-#: The one place that maps a failure to an exit status; first match wins.
-EXIT_STATUSES: tuple[tuple[type[Exception], int], ...] = (
-    (APIConnectionError, EXIT_UNREACHABLE),  # APITimeoutError included; before APIError
-    (APIError, EXIT_API_ERROR),  # an error status, or a 2xx answer that does not fit the schema
-    (TypeError, EXIT_USAGE),  # the SDK's argument and configuration checks
-    (ValueError, EXIT_USAGE),
-)
 
 GET_NOTICE = (
     "notice: 'pets get' uses GET /pets/{petId}, which is deprecated: the service removes it on "
@@ -61,6 +60,7 @@ output (--output, before or after the command):
   table   aligned columns id, name, category, status (the default on a terminal)
   json    the wire JSON: one object, or an array for 'pets list' (the default otherwise)
   jsonl   one JSON object per line
+  csv     a header (id,name,categoryId,status), then one row per animal
   Errors go to stderr as one line, 'error: <message>', or as Error JSON
   ({{"code": ..., "message": ..., "status": ...}}) when --output is json or jsonl.
 
@@ -118,13 +118,58 @@ def _pets_list(args: argparse.Namespace) -> int:
 
 
 def _pets_create(args: argparse.Namespace) -> int:
-    """``pets create``: ``POST /pets``; prints the animal with its assigned id."""
+    """``pets create``: ``POST /pets``; prints the animal with its assigned id.
+
+    With ``--from-file``, every record of a file instead (``bulk``).
+    """
+    single = {"--name": args.name, "--category-id": args.category_id}
+    single.update({"--status": args.status, "--idempotency-key": args.idempotency_key})
+    if args.from_file is not None:
+        given = next((option for option, value in single.items() if value is not None), None)
+        if given is not None:
+            args.usage_error(f"argument --from-file: not allowed with argument {given}")
+        if args.output not in (None, "jsonl"):
+            args.usage_error(
+                f"argument --from-file: prints a JSON line per record, not -o {args.output}"
+            )
+        return _pets_create_from_file(args)
+    for option in ("--format", "--concurrency", "--journal"):
+        if getattr(args, option[2:]) is not None:
+            args.usage_error(f"argument {option}: only with --from-file")
+    missing = [option for option in ("--name", "--category-id") if single[option] is None]
+    if missing:
+        args.usage_error(
+            f"the following arguments are required: {', '.join(missing)} (or --from-file FILE)"
+        )
     return _call_api(
         args,
         lambda client: client.create_pet(
-            name=args.name, category_id=args.category_id, status=args.status
+            name=args.name,
+            category_id=args.category_id,
+            status=args.status,
+            idempotency_key=args.idempotency_key,
         ),
     )
+
+
+def _pets_create_from_file(args: argparse.Namespace) -> int:
+    """``pets create --from-file``: every record of a file, each created once (``bulk``)."""
+    try:
+        _check_api_key(args)
+        client = AsyncClient(**_client_settings(args))
+    except (TypeError, ValueError) as error:
+        print_error(error, as_json=args.output == "jsonl")
+        return EXIT_USAGE
+    if args.verbose:
+        configure_from_env({LOG_VARIABLE: "debug"})
+    with _warnings_as_notices():
+        return create_from_file(
+            client,
+            args.from_file,
+            given_format=args.format,
+            concurrency=DEFAULT_CONCURRENCY if args.concurrency is None else args.concurrency,
+            journal=args.journal,
+        )
 
 
 def _pets_get(args: argparse.Namespace) -> int:
@@ -177,20 +222,10 @@ def _call_api(args: argparse.Namespace, call: ApiCall) -> int:
         ``EXIT_OK``, or the status ``EXIT_STATUSES`` maps the failure to, after printing it.
     """
     try:
-        if not (os.environ.get(API_KEY_VARIABLE) if args.api_key is None else args.api_key):
-            # Checked here to word it for the shell: the SDK's own message names api_key=.
-            raise ValueError(f"no API key: set {API_KEY_VARIABLE} or pass --api-key KEY")
+        _check_api_key(args)
         with (
             _warnings_as_notices(),
-            Client(
-                api_key=args.api_key,
-                environment=args.environment,
-                base_url=args.base_url,
-                timeout=args.timeout,
-                max_retries=args.max_retries,
-                deadline=args.deadline,
-                max_response_bytes=args.max_response_bytes,
-            ) as client,
+            Client(**_client_settings(args)) as client,
             _retry_lines(show=not args.verbose and sys.stderr.isatty()),
         ):
             if args.verbose:
@@ -207,6 +242,29 @@ def _call_api(args: argparse.Namespace, call: ApiCall) -> int:
         return status
     print_result(result, args.output)
     return EXIT_OK
+
+
+def _check_api_key(args: argparse.Namespace) -> None:
+    """Refuse to go on without a key, worded for the shell (the SDK's message names api_key=).
+
+    Raises:
+        ValueError: neither ``--api-key`` nor ``ANIMALSTORE_API_KEY`` gives a key.
+    """
+    if not (os.environ.get(API_KEY_VARIABLE) if args.api_key is None else args.api_key):
+        raise ValueError(f"no API key: set {API_KEY_VARIABLE} or pass --api-key KEY")
+
+
+def _client_settings(args: argparse.Namespace) -> dict[str, Any]:
+    """Return the client's settings from the global options."""
+    return {
+        "api_key": args.api_key,
+        "environment": args.environment,
+        "base_url": args.base_url,
+        "timeout": args.timeout,
+        "max_retries": args.max_retries,
+        "deadline": args.deadline,
+        "max_response_bytes": args.max_response_bytes,
+    }
 
 
 @contextmanager
@@ -339,12 +397,52 @@ def _parser(prog: str) -> argparse.ArgumentParser:
     listing.add_argument("--status", choices=statuses, help="only animals with this status")
     listing.add_argument("--limit", type=int, metavar="N", help="at most N, 1 to 100 (default: 20)")
 
-    create = _add_command(pet_commands, "create", _pets_create, "add an animal (POST /pets)")
-    create.add_argument("--name", required=True, help="the animal's name")
+    create = _add_command(
+        pet_commands,
+        "create",
+        _pets_create,
+        "add an animal, or every animal of a file (POST /pets)",
+        epilog=BULK_EPILOG,
+    )
+    create.set_defaults(usage_error=create.error)
+    create.add_argument("--name", help="the animal's name (required without --from-file)")
     create.add_argument(
-        "--category-id", type=int, required=True, metavar="N", help="its category's id"
+        "--category-id",
+        type=int,
+        metavar="N",
+        help="its category's id (required without --from-file)",
     )
     create.add_argument("--status", choices=statuses, help="its status")
+    create.add_argument(
+        "--idempotency-key",
+        metavar="KEY",
+        help="sent as Idempotency-Key (default: a new one); give the same key to run the "
+        "command again after a lost answer, against a service that deduplicates",
+    )
+    from_file = create.add_argument_group("every animal of a file (see below)")
+    from_file.add_argument(
+        "--from-file",
+        metavar="FILE",
+        help="create each record of FILE (- for stdin): JSON lines or CSV",
+    )
+    from_file.add_argument(
+        "--format",
+        choices=FORMATS,
+        help="the file's format (default: from its extension, .jsonl, .ndjson or .csv; "
+        "jsonl for stdin)",
+    )
+    from_file.add_argument(
+        "--concurrency",
+        type=_concurrency,
+        metavar="N",
+        help=f"calls in flight, 1 to {MAX_CONCURRENCY} (default: {DEFAULT_CONCURRENCY})",
+    )
+    from_file.add_argument(
+        "--journal",
+        metavar="FILE",
+        help="keep each record's key and outcome in FILE; run the same command with the same "
+        "journal again to resume, creating none twice",
+    )
 
     get = _add_command(
         pet_commands,
@@ -402,14 +500,33 @@ def _fault(text: str) -> object:
     return fault_option(text)
 
 
+def _concurrency(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
+    if not 1 <= value <= MAX_CONCURRENCY:
+        raise argparse.ArgumentTypeError(f"must be 1 to {MAX_CONCURRENCY}, got {value}")
+    return value
+
+
 def _add_command(
     commands: argparse._SubParsersAction[_Parser],
     name: str,
     command: Callable[[argparse.Namespace], int],
     summary: str,
+    epilog: str | None = None,
 ) -> argparse.ArgumentParser:
     description = summary[0].upper() + summary[1:] + "."
-    parser = commands.add_parser(name, help=summary, description=description)
+    parser = commands.add_parser(
+        name,
+        help=summary,
+        description=description,
+        epilog=epilog,
+        formatter_class=(
+            argparse.RawDescriptionHelpFormatter if epilog else argparse.HelpFormatter
+        ),
+    )
     parser.set_defaults(command=command)
     # Also accepted after the command; it then wins over one given before.
     _add_output(parser, default=argparse.SUPPRESS)
@@ -423,5 +540,5 @@ def _add_output(parser: argparse.ArgumentParser, default: object) -> None:
         choices=OUTPUT_FORMATS,
         default=default,
         metavar="FORMAT",
-        help="table, json or jsonl (default: table on a terminal, json otherwise)",
+        help="table, json, jsonl or csv (default: table on a terminal, json otherwise)",
     )

@@ -1,11 +1,12 @@
 """What the ``animalstore`` command line prints: results on stdout, errors on stderr.
 
-Results are an aligned table (for a terminal), the wire JSON, or JSON lines. Errors are one
-line, ``error: <message>``, or one line of Error JSON when JSON output was asked for.
+Results are an aligned table (for a terminal), the wire JSON, JSON lines, or CSV. Errors are
+one line, ``error: <message>``, or one line of Error JSON when JSON output was asked for.
 """
 
 from __future__ import annotations
 
+import csv
 import io
 import json
 import sys
@@ -15,11 +16,13 @@ from typing import Any
 
 import animalstore_client as sdk  # the command line is a user of the public API
 
-__all__ = ["OUTPUT_FORMATS", "error_json", "print_error", "print_result"]
+__all__ = ["OUTPUT_FORMATS", "error_json", "json_line", "print_error", "print_result"]
 
 #: The choices of ``--output``; ``None`` (not given) means table on a terminal, else json.
-OUTPUT_FORMATS = ("table", "json", "jsonl")
+OUTPUT_FORMATS = ("table", "json", "jsonl", "csv")
 _COLUMNS = ("id", "name", "category", "status")
+#: The CSV header: the names of the JSON output.
+_CSV_COLUMNS = ("id", "name", "categoryId", "status")
 _RIGHT_ALIGNED = (True, False, True, False)
 
 
@@ -32,10 +35,11 @@ def print_result(result: sdk.Pet | list[sdk.Pet], output: str | None) -> None:
 
     Args:
         result: one animal (``create``, ``get``) or a list of them (``list``).
-        output: ``"table"``, ``"json"``, ``"jsonl"``, or ``None`` for table on a terminal and
-            json otherwise. JSON is written as UTF-8, with a lone surrogate (which UTF-8 cannot
-            encode) as a ``\ud800`` escape; on a terminal every character that is not
-            printable (C1 controls, bidi overrides ...) is written as such an escape too.
+        output: ``"table"``, ``"json"``, ``"jsonl"``, ``"csv"``, or ``None`` for table on a
+            terminal and json otherwise. JSON and CSV are written as UTF-8, with a lone
+            surrogate (which UTF-8 cannot encode) as a ``\ud800`` escape; on a terminal every
+            character that is not printable (C1 controls, bidi overrides ...) is written as
+            such an escape too.
 
     Raises:
         OutputError: stdout is closed, or writing to it failed (``BrokenPipeError`` aside,
@@ -63,6 +67,9 @@ def _write_result(result: sdk.Pet | list[sdk.Pet], output: str | None) -> None:
         # A terminal that cannot show a character gets "?" rather than a traceback.
         _reconfigure(sys.stdout, errors="replace")
         text = _table(pets)
+    elif output == "csv":
+        _reconfigure(sys.stdout, encoding="utf-8")
+        text = _csv(pets, terminal=sys.stdout.isatty())
     else:
         # JSON is UTF-8 (RFC 8259), whatever the locale says.
         _reconfigure(sys.stdout, encoding="utf-8")
@@ -75,6 +82,20 @@ def _write_result(result: sdk.Pet | list[sdk.Pet], output: str | None) -> None:
             text = _json(wire[0] if single else wire, indent=2, terminal=terminal)
     if text:
         print(text, flush=True)
+
+
+def json_line(value: object, *, terminal: bool) -> str:
+    r"""Return ``value`` as one line of JSON, written as ``-o jsonl`` writes a result.
+
+    Args:
+        value: a JSON value.
+        terminal: whether the line goes to a terminal: then every character that is not
+            printable is escaped too, not only a lone surrogate.
+
+    Returns:
+        The line, without its ``\n``; it decodes to ``value``.
+    """
+    return _json(value, indent=None, terminal=terminal)
 
 
 def print_error(error: Exception, *, as_json: bool) -> None:
@@ -140,6 +161,25 @@ def _table(pets: list[sdk.Pet]) -> str:
             cells.append(padding + cell if right else cell + padding)
         lines.append("  ".join(cells).rstrip())
     return "\n".join(lines)
+
+
+def _csv(pets: list[sdk.Pet], *, terminal: bool) -> str:
+    r"""Return a header and a row per pet, quoted as RFC 4180 says, lines ending in ``\n``.
+
+    A missing status is an empty cell. Outside a terminal a cell is the text as it is (a lone
+    surrogate aside, written as its ``\ud800`` escape); on a terminal every character that is
+    not printable is escaped, as in the table.
+    """
+    keep = str.isprintable if terminal else _utf8_encodable
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, lineterminator="\n")
+    writer.writerow(_CSV_COLUMNS)
+    for pet in pets:
+        status = "" if pet.status is None else str(pet.status)
+        cells = (pet.name, status)
+        name, status = (_printable(cell, _python_escape, keep=keep) for cell in cells)
+        writer.writerow((pet.id, name, pet.category_id, status))
+    return buffer.getvalue().removesuffix("\n")
 
 
 def _width(text: str) -> int:

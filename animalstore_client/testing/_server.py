@@ -228,7 +228,10 @@ class _RequestHandler(BaseHTTPRequestHandler):
         return merged
 
     def _read_body(self) -> bytes | None:
-        """Read the request body; on a framing error answer 400 and return None."""
+        """Read the request body; on a framing error answer 400, and return None.
+
+        None, with no answer, too when the connection ends before the body does.
+        """
         if "chunked" in self.headers.get("transfer-encoding", "").lower():
             return self._read_chunked_body()
         length = self.headers.get("content-length")
@@ -237,7 +240,13 @@ class _RequestHandler(BaseHTTPRequestHandler):
         if not _CONTENT_LENGTH.fullmatch(length.strip()):
             self.send_error(400, f"invalid Content-Length header: {length!r}")
             return None
-        return self.rfile.read(int(length))
+        body = self.rfile.read(int(length))
+        if len(body) < int(length):
+            # The client went away mid-request (a process killed while it sent): a request
+            # never received whole is not one, and no answer can reach anyone.
+            self.close_connection = True
+            return None
+        return body
 
     def _read_chunked_body(self) -> bytes | None:
         chunks: list[bytes] = []

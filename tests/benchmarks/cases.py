@@ -41,6 +41,8 @@ from animalstore_client import (
 from animalstore_client._core.converter import structure
 from animalstore_client.testing import FakeAnimalStore
 from tests.benchmarks._harness import Comparison, compare, compare_async
+from tests.benchmarks.bulk import bulk_create
+from tests.benchmarks.bulk import sizes as bulk_sizes
 from tests.benchmarks.concurrency import concurrent_async, concurrent_threads
 
 __all__ = ["Settings", "Verdict", "run_all"]
@@ -76,6 +78,7 @@ class Settings:
         # Cases 7 and 8: each round is a whole batch (1,000 or 2,000 calls) per contender.
         self.concurrency_rounds = 3 if quick else 5
         self.imports = 10 if quick else 30
+        self.bulk_rounds, self.bulk_records = bulk_sizes(quick=quick)
         # Case 9: each call parses 2 MB (a tenth of a second or so).
         self.big_rounds = 7 if quick else 15
         self.big_calls = 1 if quick else 3
@@ -545,6 +548,14 @@ def run_all(settings: Settings, report: Callable[[str], None]) -> Verdict:
             if throughput.target is not None and throughput.sdk_failures:
                 failed = f"{throughput.case}: SDK calls failed"
                 hard_misses[failed] = f"{failed}: {throughput.sdk_failures}"
+    bulk_results, bulk_facts = bulk_create(settings.bulk_rounds, records=settings.bulk_records)
+    add([throughput.comparison() for throughput in bulk_results])
+    facts.extend(bulk_facts.lines(bulk_results[0]))
+    if not bulk_facts.memory_flat:
+        hard_misses["case 11: flat memory"] = (
+            f"case 11: the command's peak memory grew past 10% from 100 to "
+            f"{bulk_facts.records:,} records"
+        )
     import_results, memory = import_cost(settings)
     add(import_results)
 

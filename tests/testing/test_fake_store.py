@@ -673,6 +673,23 @@ def test_serve_answers_a_malformed_request_with_an_error_body(store: FakeAnimalS
     assert store.requests == []
 
 
+def test_serve_ignores_a_request_whose_body_never_arrives_whole(store: FakeAnimalStore) -> None:
+    # A client killed while it sends: were the half body processed (a 400), a deduplicating
+    # store would answer that 400 again to the same key sent whole by a resumed client.
+    store.honour_idempotency_keys = True
+    head = b"POST /v1/pets HTTP/1.1\r\nHost: x\r\nIdempotency-Key: k-1\r\nContent-Length: 40\r\n"
+    with store.serve() as base_url:
+        with socket.create_connection(("127.0.0.1", port_of(base_url)), timeout=5) as raw:
+            raw.sendall(head + f"Authorization: Bearer {KEY}\r\n\r\n".encode() + b'{"name": "Re')
+            raw.shutdown(socket.SHUT_WR)
+            assert raw.recv(4096) == b""  # hung up, without an answer
+        with httpx.Client(base_url=base_url, headers={**AUTH, "Idempotency-Key": "k-1"}) as client:
+            created = client.post("/pets", json={"name": "Rex", "categoryId": 4})
+    assert created.status_code == 201
+    assert [request.body for request in store.requests] == [b'{"name":"Rex","categoryId":4}']
+    assert len(store.pets) == 1
+
+
 def test_serve_handles_concurrent_clients(store: FakeAnimalStore) -> None:
     threads, per_thread = 8, 10
 

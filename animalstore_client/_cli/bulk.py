@@ -1,0 +1,655 @@
+"""``pets create --from-file``: create every record of a file once, and resume after any stop.
+
+One ``AsyncClient`` on one asyncio loop; ``concurrency`` workers, so at most that many calls
+in flight. The input is read a group of records at a time, a bounded window ahead of the
+calls (``feed.Feed``), so memory does not grow with the input. Each record's life:
+
+1. A bad record is reported (stdout, with its line number) and never sent.
+2. A record the journal shows as created or refused is not sent again: its outcome is
+   printed as the earlier run wrote it.
+3. Any other record gets its idempotency key: its own, the one the journal already holds for
+   it, or a new one; a new key is written to the journal, and flushed to disk, before the
+   record is first sent. The keys of a group (32 at least) are written together and their
+   flush started at once, while the calls before them are in flight: one flush covers the
+   group.
+4. The call's outcome is journaled and printed: created, refused (a 400, 409, 413 or 422:
+   the record itself was turned down), failed (any other error answer: 401, 429, 5xx ...) or
+   unknown (no usable answer). A re-run resends the failed, unknown, started-but-unanswered
+   and unsent records with their first keys.
+
+Ctrl-C stops reading; the calls in flight finish (a second Ctrl-C cuts them short: they are
+then unknown), the keys journaled for records not sent are journaled as unsent, the journal
+is flushed, and the exit status is 130. A closed stdout stops the run the same way. So does a
+run of ``2 x concurrency`` records (10 at least) that got no answer, or an error answer that
+is not about the record: the service is down or refuses the key; the rest is left for a
+re-run.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+import contextlib
+import logging
+import os
+import signal
+import sys
+import time
+import uuid
+from collections.abc import Callable, Iterator
+from typing import IO, Any, TextIO
+
+import attrs
+
+import animalstore_client as sdk
+from animalstore_client._cli.feed import Feed, is_file
+from animalstore_client._cli.journal import (
+    CREATED,
+    FAILED,
+    REFUSED,
+    STARTED,
+    UNKNOWN,
+    UNSENT,
+    Entry,
+    Header,
+    Journal,
+    JournalError,
+    NoJournal,
+)
+from animalstore_client._cli.output import error_json, json_line, print_error
+from animalstore_client._cli.progress import Progress, Tally
+from animalstore_client._cli.records import (
+    InputError,
+    Invalid,
+    Record,
+    format_of,
+    read_records,
+)
+from animalstore_client._cli.status import (
+    EXIT_API_ERROR,
+    EXIT_BROKEN_PIPE,
+    EXIT_INTERRUPTED,
+    EXIT_OK,
+    EXIT_OUTPUT,
+    EXIT_UNREACHABLE,
+    EXIT_USAGE,
+)
+
+__all__ = [
+    "BULK_EPILOG",
+    "DEFAULT_CONCURRENCY",
+    "MAX_CONCURRENCY",
+    "Bulk",
+    "create_from_file",
+    "exit_status",
+]
+
+_log = logging.getLogger("animalstore_client.cli")
+
+#: Calls in flight unless ``--concurrency`` says otherwise: past about 10, the default
+#: backend's pool gets slower, not faster (docs/performance.md).
+DEFAULT_CONCURRENCY = 8
+#: The SDK's pool holds 100 connections: more calls in flight would only queue for one.
+MAX_CONCURRENCY = 100
+#: The fewest records read (and their keys journaled, then flushed to disk together) at a
+#: time, when they need no wait: each flush, in a thread, costs the loop about a millisecond of
+#: handing the interpreter's lock back and forth (measured), so a flush covers 32 keys at least.
+_MIN_GROUP = 32
+#: The most seconds a record's line waits in stdout's buffer, unless stdout is a terminal.
+_FLUSH_SECONDS = 0.1
+#: Error answers about the record itself: a re-run would get the same, so none is sent.
+REFUSED_STATUSES = frozenset({400, 409, 413, 422})
+
+
+@attrs.define
+class _Stop:
+    """Why the run stopped before the end of the input, and the exit status that says so.
+
+    Attributes:
+        message: for the summary.
+        status: the exit status; ``None``: the one the outcomes give (``exit_status``).
+    """
+
+    message: str
+    status: int | None
+
+
+@attrs.frozen
+class _Ready:
+    """A record about to be sent, with its key.
+
+    Attributes:
+        record: the record.
+        key: its idempotency key.
+        ticket: the journal's ticket for the entry that holds a new key (0: on disk already).
+        resent: whether an earlier run may have had it created: sent, and its answer lost (or
+            not waited for), or a server error (5xx but 503) that may have come after.
+    """
+
+    record: Record
+    key: str
+    ticket: int
+    resent: bool
+
+
+class Bulk:
+    """One run of ``pets create --from-file`` over an input, a client and a journal.
+
+    ``concurrency`` workers each take the next record and send it; when no record is ready,
+    the worker that finds so reads the next group, prints what needs no call (invalid lines,
+    records done by an earlier run) and journals the new keys of the rest in one go. (A task
+    per call instead costs about a quarter more time per record with httpx, measured.)
+
+    Args:
+        client: the client to create with; the run does not close it.
+        journal: the journal (``Journal``), or ``NoJournal`` without ``--journal``.
+        concurrency: the most calls in flight.
+        stdout: where the record lines go.
+        progress: the bar and summary on stderr.
+    """
+
+    def __init__(
+        self,
+        client: sdk.AsyncClient,
+        journal: Journal | NoJournal,
+        concurrency: int,
+        stdout: TextIO,
+        progress: Progress,
+    ) -> None:
+        self.tally = Tally()
+        #: Why the run stopped early (``None``: it read the whole input).
+        self.stop: _Stop | None = None
+        self._client = client
+        self._journal = journal
+        self._concurrency = concurrency
+        self._stdout = stdout
+        self._terminal = stdout.isatty()
+        self._progress = progress
+        self._ready: collections.deque[_Ready] = collections.deque()
+        self._reading = asyncio.Lock()
+        self._workers: list[asyncio.Task[None]] = []
+        self._flushed_at = 0.0
+        self._no_answer_in_a_row = 0
+        self._give_up_after = max(10, 2 * concurrency)
+        self._interrupts = 0
+        self._input: Feed | None = None
+
+    async def run(self, records: Iterator[Record | Invalid], stream: IO[bytes]) -> None:
+        """Create the records, ``concurrency`` at a time, until the input ends or a stop.
+
+        Ctrl-C (SIGINT) is handled here while the run lasts: see the module's docstring.
+
+        Args:
+            records: the records, read and checked by ``records.read_records``.
+            stream: the input they are read from.
+        """
+        loop = asyncio.get_running_loop()
+        self._input = Feed(records, stream, max(self._concurrency, _MIN_GROUP))
+        self._workers = [asyncio.ensure_future(self._work()) for _ in range(self._concurrency)]
+        # Left ignored when it is (a background job's), as Python itself leaves it.
+        handle_sigint = signal.getsignal(signal.SIGINT) is not signal.SIG_IGN
+        if handle_sigint:
+            _on_sigint(loop, self._interrupt)
+        try:
+            # Every call started is seen to its end (or, after a second Ctrl-C, cut short),
+            # so that each has its outcome journaled.
+            ended = await asyncio.gather(*self._workers, return_exceptions=True)
+            for outcome in ended:
+                if isinstance(outcome, Exception):  # a bug: not one to hide
+                    raise outcome
+        finally:
+            if handle_sigint:
+                _on_sigint(loop, None)
+            while self._ready:  # keys journaled for records that a stop left unsent
+                self._not_sent(self._ready.popleft())
+
+    def finish(self) -> int:
+        """Flush the journal, print the summary, and return the exit status.
+
+        Returns:
+            130 after Ctrl-C; 2, 4 or 141 after a stop those say (input, journal, stdout);
+            otherwise 3 if any answer was lost, else 1 if any record was refused or failed,
+            else 2 if any line was invalid, else 0.
+        """
+        self._flush_stdout()
+        journal = self._journal
+        try:
+            journal.close()
+        except OSError as error:
+            self._halt(f"cannot write the journal: {error.strerror or error}", EXIT_OUTPUT)
+        if journal.path is not None:
+            _log.debug(
+                "journal %s: %d entries written, %d flushes to disk",
+                journal.path,
+                journal.entries,
+                journal.fsyncs,
+            )
+        stop = self.stop
+        self._progress.finish(
+            self.tally,
+            journal=self._journal.path,
+            stopped=None if stop is None else stop.message,
+        )
+        return exit_status(self.tally, None if stop is None else stop.status)
+
+    # -- the records, one after the other -------------------------------------------------
+
+    async def _work(self) -> None:
+        """Send the next ready record, until there is none or the run stops."""
+        while (ready := await self._next()) is not None:
+            await self._send(ready)
+
+    async def _next(self) -> _Ready | None:
+        """Return the next record to send, reading a group when none is ready.
+
+        Once one is taken, the next group is read too if it needs no wait (a file), so that
+        its keys are on disk before a worker needs one.
+        """
+        assert self._input is not None
+        async with self._reading:
+            try:
+                while not self._ready and self.stop is None:
+                    group = await self._input.next_group()
+                    if group is None:
+                        return None
+                    self._take(group)
+                if self.stop is not None:
+                    return None
+                ready = self._ready.popleft()
+                if len(self._ready) < self._concurrency:
+                    self._take(self._input.available())
+            except OSError as error:
+                self._halt(f"cannot read the input: {error.strerror or error}", EXIT_USAGE)
+                return None
+        return ready
+
+    def _take(self, group: list[Record | Invalid]) -> None:
+        """Print what needs no call; journal the new keys of the rest, then make them ready.
+
+        The new keys go to the journal in one write, and their flush starts at once, while the
+        calls before them are in flight, rather than when the first of them is due.
+        """
+        prepared: list[_Ready] = []
+        fresh: list[Entry] = []
+        for item in group:
+            if isinstance(item, Invalid):
+                self.tally.invalid += 1
+                self._print(item.line, "invalid", error=_invalid_error(item.message))
+                continue
+            try:
+                ready = self._prepare(item)
+            except JournalError as error:
+                self._halt(str(error), EXIT_USAGE)
+                return
+            if ready is None:
+                continue
+            prepared.append(ready)
+            if ready.ticket:
+                fresh.append(Entry(item.line, ready.key, item.digest, STARTED))
+        ticket = 0
+        if fresh:
+            try:
+                ticket = self._journal.append(*fresh)
+            except OSError as error:
+                self._halt(f"cannot write the journal: {error.strerror or error}", EXIT_OUTPUT)
+                return
+            self._journal.flush_ahead()
+        self._ready.extend(
+            attrs.evolve(ready, ticket=ticket) if ready.ticket else ready for ready in prepared
+        )
+        self._progress.update(self.tally)
+
+    def _prepare(self, record: Record) -> _Ready | None:
+        """Return the record with its key, or ``None`` when an earlier run saw it through.
+
+        A new key is not journaled yet: its ``ticket`` is 1 until it is.
+
+        Raises:
+            JournalError: the journal's entry for this line is for another record.
+        """
+        earlier = self._journal.entry(record.line)
+        if earlier is None:
+            key = record.idempotency_key or str(uuid.uuid4())
+            return _Ready(record, key, 1, resent=False)
+        if earlier.digest != record.digest:
+            raise JournalError(
+                f"line {record.line} of the input is not the record that the journal "
+                f"{self._journal.path!r} holds for line {record.line}: the journal was written "
+                "for another input, or the input changed since; nothing more is sent"
+            )
+        if earlier.state == CREATED:
+            self.tally.created_earlier += 1
+            self._print(record.line, CREATED, key=earlier.key, pet=earlier.pet, earlier=True)
+            return None
+        if earlier.state == REFUSED:
+            self.tally.refused_earlier += 1
+            self._print(record.line, REFUSED, key=earlier.key, error=earlier.error, earlier=True)
+            return None
+        # Its key is on disk already.
+        return _Ready(record, earlier.key, 0, resent=_maybe_created(earlier))
+
+    def _not_sent(self, ready: _Ready) -> None:
+        """Journal that a record given a key by this run is not sent after all (a stop).
+
+        So that a re-run does not count it among the records that may exist twice.
+        """
+        if ready.ticket:  # a key this run journaled; an earlier run's keeps its state
+            record = ready.record
+            with contextlib.suppress(OSError):  # the stop was the journal's failure
+                self._journal.append(Entry(record.line, ready.key, record.digest, UNSENT))
+
+    async def _send(self, ready: _Ready) -> None:
+        """Send one record once its key is on disk; journal and print the outcome."""
+        try:
+            await self._journal.durable(ready.ticket)
+        except OSError as error:
+            self._halt(f"cannot write the journal: {error.strerror or error}", EXIT_OUTPUT)
+            return
+        except asyncio.CancelledError:
+            self._not_sent(ready)
+            raise
+        if self.stop is not None:  # it came while the key was being flushed
+            self._not_sent(ready)
+            return
+        record, key, resent = ready.record, ready.key, ready.resent
+        if resent:
+            self.tally.resent.append(record.line)
+        pet = record.pet
+        try:
+            created = await self._client.create_pet(
+                name=pet.name, category_id=pet.category_id, status=pet.status, idempotency_key=key
+            )
+        except asyncio.CancelledError:
+            self._outcome(record, key, UNKNOWN, resent, error=_interrupted_error())
+            raise
+        except sdk.APIStatusError as error:
+            refused = error.status_code in REFUSED_STATUSES
+            self._outcome(record, key, REFUSED if refused else FAILED, resent, error)
+        except sdk.APIError as error:
+            # No answer, or one that cannot be read (it may say the animal was created).
+            self._outcome(record, key, UNKNOWN, resent, error)
+        else:
+            self._outcome(record, key, CREATED, resent, pet=created.to_dict())
+
+    def _outcome(
+        self,
+        record: Record,
+        key: str,
+        state: str,
+        resent: bool,
+        error: Exception | dict[str, Any] | None = None,
+        pet: dict[str, Any] | None = None,
+    ) -> None:
+        tally = self.tally
+        shown = error_json(error) if isinstance(error, Exception) else error
+        if state == CREATED:
+            tally.created += 1
+        elif state == REFUSED:
+            tally.refused += 1
+        elif state == FAILED:
+            tally.failed += 1
+        else:
+            tally.unknown += 1
+            tally.lost.append(record.line)
+        # Written before it is printed: what stdout shows, the journal holds.
+        try:
+            self._journal.append(Entry(record.line, key, record.digest, state, pet, shown))
+        except OSError as error:
+            self._halt(f"cannot write the journal: {error.strerror or error}", EXIT_OUTPUT)
+        self._print(record.line, state, key=key, pet=pet, error=shown, resent=resent)
+        self._progress.update(tally)
+        if state in (CREATED, REFUSED):
+            self._no_answer_in_a_row = 0
+            return
+        self._no_answer_in_a_row += 1
+        if self._no_answer_in_a_row >= self._give_up_after:
+            self._halt(
+                f"the last {self._no_answer_in_a_row} records all failed (the latest: "
+                f"{(shown or {}).get('message')}); the records not yet sent are left for a "
+                "re-run",
+                None,
+            )
+
+    # -- output and stops ---------------------------------------------------------------------
+
+    def _print(
+        self,
+        line: int,
+        state: str,
+        *,
+        key: str | None = None,
+        pet: dict[str, Any] | None = None,
+        error: dict[str, Any] | None = None,
+        resent: bool = False,
+        earlier: bool = False,
+    ) -> None:
+        """Print a record's line on stdout: line number, status, then what it has."""
+        if self.stop is not None and self.stop.status in (EXIT_BROKEN_PIPE, EXIT_OUTPUT):
+            return
+        value: dict[str, Any] = {"line": line, "status": state}
+        if pet is not None:
+            value["pet"] = pet
+        if error is not None:
+            value["error"] = error
+        if key is not None:
+            value["idempotency_key"] = key
+        if resent:
+            value["resent"] = True
+        if earlier:
+            value["earlier"] = True
+        try:
+            self._stdout.write(json_line(value, terminal=self._terminal) + "\n")
+            now = time.monotonic()
+            # Each line at once to a person; to a pipe or a file a few times a second (a write
+            # per record cost about a tenth of the throughput). The journal, not stdout, is what
+            # a re-run reads.
+            if self._terminal or now - self._flushed_at >= _FLUSH_SECONDS:
+                self._flushed_at = now
+                self._stdout.flush()
+        except BrokenPipeError:
+            # The reader is gone (`| head`): stop as on Ctrl-C; nothing more is printed.
+            self._halt("stdout was closed", EXIT_BROKEN_PIPE)
+        except OSError as error:
+            self._halt(f"cannot write to stdout: {error.strerror or error}", EXIT_OUTPUT)
+
+    def _flush_stdout(self) -> None:
+        if self.stop is not None and self.stop.status in (EXIT_BROKEN_PIPE, EXIT_OUTPUT):
+            return
+        try:
+            self._stdout.flush()
+        except BrokenPipeError:
+            self._halt("stdout was closed", EXIT_BROKEN_PIPE)
+        except OSError as error:
+            self._halt(f"cannot write to stdout: {error.strerror or error}", EXIT_OUTPUT)
+
+    def _halt(self, message: str, status: int | None) -> None:
+        """Stop reading and sending: the calls in flight finish. The first reason is kept.
+
+        Args:
+            message: why, for the summary.
+            status: the exit status to end with; ``None`` for the one the outcomes give.
+        """
+        if self.stop is None or status == EXIT_INTERRUPTED:
+            self.stop = _Stop(message, status)
+        if self._input is not None:
+            self._input.stop()
+
+    def _interrupt(self) -> None:
+        self._interrupts += 1
+        if self._interrupts == 1:
+            self._halt("interrupted (Ctrl-C)", EXIT_INTERRUPTED)
+            self._progress.note(
+                "interrupted: waiting for the calls in flight to end; Ctrl-C again to stop "
+                "waiting (their records are then resent by a re-run)"
+            )
+            return
+        for worker in self._workers:
+            worker.cancel()
+
+
+def exit_status(tally: Tally, stopped: int | None) -> int:
+    """Return a run's exit status: what stopped it, else the worst outcome.
+
+    Args:
+        tally: the counts.
+        stopped: the status of what stopped the run early, if something did.
+
+    Returns:
+        ``stopped`` if it is 130 (Ctrl-C), 2 (input or journal), 4 or 141 (stdout); else 3 if
+        an answer was lost, 1 if a record was refused or failed (now or earlier), 2 if a line
+        was invalid, 0 if every record was created.
+    """
+    if stopped in (EXIT_INTERRUPTED, EXIT_USAGE, EXIT_OUTPUT, EXIT_BROKEN_PIPE):
+        return stopped
+    if tally.unknown:
+        return EXIT_UNREACHABLE
+    if tally.refused or tally.failed or tally.refused_earlier:
+        return EXIT_API_ERROR
+    if tally.invalid:
+        return EXIT_USAGE
+    return EXIT_OK
+
+
+def _maybe_created(entry: Entry) -> bool:
+    """Whether the record of a journal entry that is not final may have been created.
+
+    Yes when it was sent and its answer lost (or not waited for: ``started`` after a crash),
+    or answered with a server error, which may come after the animal was stored; no when it
+    was never sent (``unsent``), or refused unprocessed (a 4xx, 429, 503).
+    """
+    if entry.state in (STARTED, UNKNOWN):
+        return True
+    status = (entry.error or {}).get("status")
+    return entry.state == FAILED and isinstance(status, int) and status >= 500 and status != 503
+
+
+def _invalid_error(message: str) -> dict[str, Any]:
+    return {"code": "invalid_record", "message": message, "status": None}
+
+
+def _interrupted_error() -> dict[str, Any]:
+    return {
+        "code": "interrupted",
+        "message": "the run was interrupted while the call was in flight: its answer is unknown",
+        "status": None,
+    }
+
+
+def _on_sigint(loop: asyncio.AbstractEventLoop, handler: Any) -> None:
+    """Call ``handler`` in the loop on SIGINT, or restore the default with ``None``."""
+    try:
+        if handler is None:
+            loop.remove_signal_handler(signal.SIGINT)
+        else:
+            loop.add_signal_handler(signal.SIGINT, handler)
+    except NotImplementedError:  # Windows: from the signal handler, through the loop
+        signal.signal(
+            signal.SIGINT,
+            signal.default_int_handler
+            if handler is None
+            else lambda *_: loop.call_soon_threadsafe(handler),
+        )
+
+
+BULK_EPILOG = f"""\
+--from-file FILE (- for stdin):
+  JSON lines (.jsonl, .ndjson), one object per line, or CSV (.csv) with a header; fields
+  name, categoryId (or category_id), status, and optionally idempotency_key. Each record
+  is checked before it is sent; a bad one is reported with its line number, never sent,
+  and the others go on. At most --concurrency calls are in flight (default: {DEFAULT_CONCURRENCY}).
+
+  stdout: one JSON line per record, in the order the outcomes come:
+    {{"line": N, "status": "created", "pet": {{...}}, "idempotency_key": "..."}}
+    status is created, refused (400, 409, 413, 422: final), failed (another error answer),
+    unknown (the answer was lost) or invalid; "error" holds the Error JSON. A re-run adds
+    "earlier": true to what a past run did, "resent": true to what it sends again that a
+    past run may have created (its answer lost, or a server error).
+  stderr: a progress bar on a terminal, then a summary line, always.
+
+--journal FILE:
+  JSON lines: a header (the command and the API's address), then each record's line,
+  key, content digest and state. A new key is on disk before its record is first sent.
+  Run the same command with the same journal again after a failure, Ctrl-C or kill -9:
+  records created or refused are not sent again; the others are sent with their first
+  keys, so a service that deduplicates by Idempotency-Key creates none twice. One that
+  does not may create twice only the records whose answer was lost: each run lists them.
+  A journal is refused for another API address or another input (line by line).
+  More: docs/command-line.md, "Creating every animal of a file".
+
+exit status: 0 every record created; 1 the API refused or failed some; 2 bad usage, a
+  bad line (nothing else wrong), or a journal that does not belong; 3 an answer was lost
+  (run again with the journal); 4 stdout or the journal could not be written; 130 Ctrl-C
+  (the journal is consistent: run again to go on).
+"""
+
+
+def create_from_file(
+    client: sdk.AsyncClient,
+    source: str,
+    *,
+    given_format: str | None,
+    concurrency: int,
+    journal: str | None,
+) -> int:
+    """Run ``pets create --from-file``: open the input and the journal, create, summarise.
+
+    Args:
+        client: the client, not yet used; closed here.
+        source: the input's path, ``-`` for stdin.
+        given_format: ``--format``, or ``None`` to go by the extension.
+        concurrency: the most calls in flight.
+        journal: the journal's path, or ``None``.
+
+    Returns:
+        The exit status (see ``exit_status``); 2 when the input, its format or the journal
+        cannot be used, in which case nothing was sent.
+    """
+    try:
+        format = format_of(source, given_format)
+        stream = sys.stdin.buffer if source == "-" else open(source, "rb")  # noqa: SIM115
+    except InputError as error:
+        return _refuse(str(error))
+    except OSError as error:
+        return _refuse(f"cannot read {source!r}: {error.strerror or error}")
+    try:
+        records = read_records(stream, format)
+        opened: Journal | NoJournal = (
+            NoJournal()
+            if journal is None
+            else Journal.open(journal, Header(client.base_url, source, format))
+        )
+    except (InputError, JournalError) as error:
+        stream.close()
+        return _refuse(str(error))
+    except OSError as error:
+        stream.close()
+        what = f"the journal {journal!r}" if journal else repr(source)
+        return _refuse(f"cannot use {what}: {error.strerror or error}")
+    progress = Progress(sys.stderr, bar=sys.stderr.isatty(), fraction=_fraction_read(stream))
+    bulk = Bulk(client, opened, concurrency, sys.stdout, progress)
+
+    async def run() -> None:
+        async with client:
+            await bulk.run(records, stream)
+
+    with stream:
+        try:
+            asyncio.run(run())
+        finally:
+            status = bulk.finish()
+    return status
+
+
+def _refuse(message: str) -> int:
+    print_error(ValueError(message), as_json=False)
+    return EXIT_USAGE
+
+
+def _fraction_read(stream: IO[bytes]) -> Callable[[], float | None]:
+    """Return how to tell how much of ``stream`` was read: ``None`` for a pipe."""
+    size = os.fstat(stream.fileno()).st_size if is_file(stream) else 0
+    if not size:
+        return lambda: None
+    fd = stream.fileno()
+    # The file descriptor's offset: what the reader thread has read, give or take a buffer.
+    return lambda: min(os.lseek(fd, 0, os.SEEK_CUR) / size, 1.0)
