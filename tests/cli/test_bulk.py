@@ -18,7 +18,6 @@ import random
 import re
 import shlex
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -37,9 +36,12 @@ from tests.cli.test_cli import (
     POSIX_ONLY,
     REPO_ROOT,
     TIMEOUT,
+    Server,
     check_output,
+    emptied,
     environment,
     read_all,
+    served,
 )
 from tests.conftest import read_lines, sigint_as_in_a_terminal
 
@@ -66,12 +68,6 @@ class Run:
     def summary(self) -> str:
         [line] = [line for line in self.stderr.splitlines() if line.startswith("pets create:")]
         return line
-
-
-@attrs.frozen
-class Served:
-    store: FakeAnimalStore
-    base_url: str
 
 
 def animalstore(
@@ -160,44 +156,29 @@ def names_by_key(store: FakeAnimalStore) -> dict[str, set[str]]:
 
 
 @pytest.fixture(scope="module")
-def deduplicating() -> Iterator[Served]:
-    store = FakeAnimalStore(api_keys=[KEY], honour_idempotency_keys=True)
-    with store.serve() as base_url:
-        yield Served(store, base_url)
+def deduplicating() -> Iterator[Server]:
+    yield from served(honour_idempotency_keys=True)
 
 
 @pytest.fixture
-def dedup(deduplicating: Served) -> Served:
-    deduplicating.store.reset()
-    return deduplicating
-
-
-@pytest.fixture
-def closed_port() -> int:
-    """A port that was free a moment ago and has no listener: connections are refused."""
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-    return port
+def dedup(deduplicating: Server) -> Server:
+    return emptied(deduplicating)
 
 
 @pytest.fixture(scope="module")
-def plain_store() -> Iterator[Served]:
-    store = FakeAnimalStore(api_keys=[KEY])
-    with store.serve() as base_url:
-        yield Served(store, base_url)
+def plain_store() -> Iterator[Server]:
+    yield from served()
 
 
 @pytest.fixture
-def plain(plain_store: Served) -> Served:
-    plain_store.store.reset()
-    return plain_store
+def plain(plain_store: Server) -> Server:
+    return emptied(plain_store)
 
 
 # -- what a run creates and prints ----------------------------------------------------------
 
 
-def test_every_record_of_a_jsonl_file_is_created_once(dedup: Served, tmp_path: Path) -> None:
+def test_every_record_of_a_jsonl_file_is_created_once(dedup: Server, tmp_path: Path) -> None:
     source = pets_file(tmp_path / "pets.jsonl", 30)
     journal = tmp_path / "pets.journal"
 
@@ -228,7 +209,7 @@ def test_every_record_of_a_jsonl_file_is_created_once(dedup: Served, tmp_path: P
 
 
 def test_csv_with_either_spelling_and_an_idempotency_key_column(
-    dedup: Served, tmp_path: Path
+    dedup: Server, tmp_path: Path
 ) -> None:
     source = tmp_path / "pets.csv"
     source.write_text(
@@ -267,7 +248,7 @@ def test_csv_with_either_spelling_and_an_idempotency_key_column(
     assert wire.records()[0]["pet"]["name"] == "Max"
 
 
-def test_stdin_is_read_as_jsonl_and_streamed(dedup: Served) -> None:
+def test_stdin_is_read_as_jsonl_and_streamed(dedup: Server) -> None:
     lines = b"".join(
         json.dumps({"name": f"in-{i}", "categoryId": i}).encode() + b"\n" for i in range(5)
     )
@@ -279,7 +260,7 @@ def test_stdin_is_read_as_jsonl_and_streamed(dedup: Served) -> None:
 
 
 @POSIX_ONLY
-def test_records_from_a_pipe_go_as_they_come(dedup: Served) -> None:
+def test_records_from_a_pipe_go_as_they_come(dedup: Server) -> None:
     # The first record is sent while the writer has not written the second: it would not be,
     # were the input read to its end (or a batch filled) before anything is sent.
     process = subprocess.Popen(
@@ -329,7 +310,7 @@ BAD_JSONL = [
 
 
 def test_bad_jsonl_lines_are_reported_by_line_number_and_never_sent(
-    dedup: Served, tmp_path: Path
+    dedup: Server, tmp_path: Path
 ) -> None:
     source = tmp_path / "mixed.jsonl"
     source.write_bytes(
@@ -361,7 +342,7 @@ def test_bad_jsonl_lines_are_reported_by_line_number_and_never_sent(
 
 
 def test_bad_csv_rows_are_reported_by_line_number_and_never_sent(
-    dedup: Served, tmp_path: Path
+    dedup: Server, tmp_path: Path
 ) -> None:
     source = tmp_path / "mixed.csv"
     source.write_text(
@@ -411,7 +392,7 @@ def test_bad_csv_rows_are_reported_by_line_number_and_never_sent(
     ],
 )
 def test_a_bad_csv_header_stops_the_run_before_anything_is_sent(
-    dedup: Served, tmp_path: Path, header: str, message: str
+    dedup: Server, tmp_path: Path, header: str, message: str
 ) -> None:
     source = tmp_path / "pets.csv"
     source.write_text(f"{header}\nRex,3,available\n")
@@ -441,7 +422,7 @@ def test_a_bad_csv_header_stops_the_run_before_anything_is_sent(
     ],
 )
 def test_usage_errors_exit_2_and_send_nothing(
-    dedup: Served, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, options: str, message: str
+    dedup: Server, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, options: str, message: str
 ) -> None:
     monkeypatch.chdir(tmp_path)
     pets_file(tmp_path / "pets.jsonl", 2)
@@ -454,7 +435,7 @@ def test_usage_errors_exit_2_and_send_nothing(
     assert dedup.store.requests == []
 
 
-def test_no_api_key_exits_2_before_anything_is_read_or_sent(dedup: Served, tmp_path: Path) -> None:
+def test_no_api_key_exits_2_before_anything_is_read_or_sent(dedup: Server, tmp_path: Path) -> None:
     source = pets_file(tmp_path / "pets.jsonl", 2)
     journal = tmp_path / "pets.journal"
     run = animalstore(
@@ -556,7 +537,7 @@ def test_each_key_is_on_disk_before_its_record_is_sent(tmp_path: Path) -> None:
     assert flushes <= 60 // 4  # and one flush covered many keys
 
 
-def test_lost_answers_are_resent_with_their_first_keys(dedup: Served, tmp_path: Path) -> None:
+def test_lost_answers_are_resent_with_their_first_keys(dedup: Server, tmp_path: Path) -> None:
     source = pets_file(tmp_path / "pets.jsonl", 5)
     journal = tmp_path / "pets.journal"
     command = f"pets create --from-file {source} --journal {journal} --concurrency 1"
@@ -622,7 +603,7 @@ def test_lost_answers_are_resent_with_their_first_keys(dedup: Served, tmp_path: 
 
 
 def test_against_a_store_that_does_not_deduplicate_only_the_listed_lines_double(
-    plain: Served, tmp_path: Path
+    plain: Server, tmp_path: Path
 ) -> None:
     source = pets_file(tmp_path / "pets.jsonl", 5)
     journal = tmp_path / "pets.journal"
@@ -640,7 +621,7 @@ def test_against_a_store_that_does_not_deduplicate_only_the_listed_lines_double(
 
 
 def test_refused_records_are_final_and_failed_ones_are_resent(
-    dedup: Served, tmp_path: Path
+    dedup: Server, tmp_path: Path
 ) -> None:
     source = pets_file(tmp_path / "pets.jsonl", 4)
     journal = tmp_path / "pets.journal"
@@ -693,7 +674,7 @@ def test_an_unreachable_api_exits_3_and_stops_sending(tmp_path: Path, closed_por
 
 
 def test_a_journal_for_another_input_or_api_is_refused_untouched(
-    dedup: Served, plain: Served, tmp_path: Path
+    dedup: Server, plain: Server, tmp_path: Path
 ) -> None:
     source = pets_file(tmp_path / "pets.jsonl", 3)
     journal = tmp_path / "pets.journal"
@@ -722,7 +703,7 @@ def test_a_journal_for_another_input_or_api_is_refused_untouched(
     assert len(dedup.store.requests) == sent
 
 
-def test_an_edited_line_stops_the_run_at_that_line(dedup: Served, tmp_path: Path) -> None:
+def test_an_edited_line_stops_the_run_at_that_line(dedup: Server, tmp_path: Path) -> None:
     source = pets_file(tmp_path / "pets.jsonl", 4)
     journal = tmp_path / "pets.journal"
     command = f"pets create --from-file {source} --journal {journal} --concurrency 1"
@@ -736,7 +717,7 @@ def test_an_edited_line_stops_the_run_at_that_line(dedup: Served, tmp_path: Path
     assert len(dedup.store.requests) == 4  # neither line 3 nor line 5 was sent
 
 
-def test_a_torn_last_line_of_the_journal_is_dropped(dedup: Served, tmp_path: Path) -> None:
+def test_a_torn_last_line_of_the_journal_is_dropped(dedup: Server, tmp_path: Path) -> None:
     source = pets_file(tmp_path / "pets.jsonl", 3)
     journal = tmp_path / "pets.journal"
     command = f"pets create --from-file {source} --journal {journal}"
@@ -755,7 +736,7 @@ def test_a_torn_last_line_of_the_journal_is_dropped(dedup: Served, tmp_path: Pat
 
 @POSIX_ONLY
 def test_a_second_run_on_the_same_journal_is_refused_while_the_first_lasts(
-    dedup: Served, tmp_path: Path
+    dedup: Server, tmp_path: Path
 ) -> None:
     source = pets_file(tmp_path / "pets.jsonl", 20)
     journal = tmp_path / "pets.journal"
@@ -776,7 +757,7 @@ def test_a_second_run_on_the_same_journal_is_refused_while_the_first_lasts(
 @pytest.mark.slow
 @POSIX_ONLY
 def test_killed_at_random_points_and_resumed_creates_each_record_exactly_once(
-    dedup: Served, tmp_path: Path
+    dedup: Server, tmp_path: Path
 ) -> None:
     count = 2_000
     source = pets_file(tmp_path / "pets.jsonl", count)
@@ -831,7 +812,7 @@ def reached(journal: Path, lines: int, process: subprocess.Popen[bytes]) -> bool
 
 
 @POSIX_ONLY
-def test_ctrl_c_lets_the_calls_in_flight_end_and_exits_130(dedup: Served, tmp_path: Path) -> None:
+def test_ctrl_c_lets_the_calls_in_flight_end_and_exits_130(dedup: Server, tmp_path: Path) -> None:
     source = pets_file(tmp_path / "pets.jsonl", 40)
     journal = tmp_path / "pets.journal"
     command = f"pets create --from-file {source} --journal {journal} --concurrency 4"
@@ -869,7 +850,7 @@ def test_ctrl_c_lets_the_calls_in_flight_end_and_exits_130(dedup: Served, tmp_pa
 
 @POSIX_ONLY
 def test_a_second_ctrl_c_cuts_the_calls_short_and_they_are_resent_later(
-    dedup: Served, tmp_path: Path
+    dedup: Server, tmp_path: Path
 ) -> None:
     source = pets_file(tmp_path / "pets.jsonl", 10)
     journal = tmp_path / "pets.journal"
@@ -909,7 +890,7 @@ def test_a_second_ctrl_c_cuts_the_calls_short_and_they_are_resent_later(
 
 @POSIX_ONLY
 def test_a_closed_stdout_stops_the_run_like_ctrl_c_and_exits_141(
-    dedup: Served, tmp_path: Path
+    dedup: Server, tmp_path: Path
 ) -> None:
     source = pets_file(tmp_path / "pets.jsonl", 3_000)
     journal = tmp_path / "pets.journal"
@@ -966,7 +947,7 @@ def peak_kib(command: str, base_url: str) -> tuple[int, int, str]:
 
 @pytest.mark.slow
 @pytest.mark.skipif(sys.platform == "win32", reason="needs the resource module")
-def test_10000_records_are_created_once_each_in_flat_memory(plain: Served, tmp_path: Path) -> None:
+def test_10000_records_are_created_once_each_in_flat_memory(plain: Server, tmp_path: Path) -> None:
     small = pets_file(tmp_path / "small.jsonl", 100)
     large = pets_file(tmp_path / "large.jsonl", 10_000)
     options = "-v pets create --concurrency 8"
@@ -998,7 +979,7 @@ def test_10000_records_are_created_once_each_in_flat_memory(plain: Served, tmp_p
 # -- pets create --idempotency-key, pets list -o csv ------------------------------------------
 
 
-def test_create_sends_the_given_idempotency_key(dedup: Served) -> None:
+def test_create_sends_the_given_idempotency_key(dedup: Server) -> None:
     command = "pets create --name Rex --category-id 3 --idempotency-key restock-rex-1"
     first = animalstore(command, dedup.base_url)
     again = animalstore(command, dedup.base_url)
@@ -1012,7 +993,7 @@ def test_create_sends_the_given_idempotency_key(dedup: Served) -> None:
     assert bad.stderr.startswith("error: idempotency_key must be 1 to 255 printable ASCII")
 
 
-def test_list_as_csv_quotes_as_rfc_4180_says(plain: Served) -> None:
+def test_list_as_csv_quotes_as_rfc_4180_says(plain: Server) -> None:
     plain.store.add_pet("Rex", 3, "available")
     plain.store.add_pet('Tom, "the" cat', 4)
     plain.store.add_pet("two\nlines", -5, "sold")
@@ -1049,7 +1030,7 @@ def test_list_as_csv_writes_a_lone_surrogate_as_an_escape() -> None:
 
 
 @POSIX_ONLY
-def test_a_terminal_gets_a_progress_bar_then_the_summary(dedup: Served, tmp_path: Path) -> None:
+def test_a_terminal_gets_a_progress_bar_then_the_summary(dedup: Server, tmp_path: Path) -> None:
     import pty
 
     source = pets_file(tmp_path / "pets.jsonl", 300)

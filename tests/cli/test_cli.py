@@ -112,26 +112,27 @@ def run(
     return result
 
 
-@pytest.fixture(scope="module")
-def server() -> Iterator[Server]:
-    store = FakeAnimalStore(api_keys=[KEY])
+def served(**options: Any) -> Iterator[Server]:
+    """Serve a store that takes ``KEY`` (``options`` go to ``FakeAnimalStore``) until closed."""
+    store = FakeAnimalStore(api_keys=[KEY], **options)
     with store.serve() as base_url:
         yield Server(store, base_url)
 
 
-@pytest.fixture
-def api(server: Server) -> Server:
+def emptied(server: Server) -> Server:
+    """Return ``server`` with its store as new: a module's tests share one server."""
     server.store.reset()
     return server
 
 
+@pytest.fixture(scope="module")
+def server() -> Iterator[Server]:
+    yield from served()
+
+
 @pytest.fixture
-def closed_port() -> int:
-    """A port that was free a moment ago and has no listener: connections are refused."""
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-    return port
+def api(server: Server) -> Server:
+    return emptied(server)
 
 
 @pytest.fixture
