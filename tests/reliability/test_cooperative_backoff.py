@@ -15,7 +15,12 @@ from typing import Any
 
 import pytest
 
-from animalstore_client import APIStatusError, APITimeoutError, RateLimitError
+from animalstore_client import (
+    APIStatusError,
+    APITimeoutError,
+    InternalServerError,
+    RateLimitError,
+)
 from tests.reliability.conftest import SYNC_KINDS, Api
 from tests.reliability.faultserver import FaultServer, Reply
 
@@ -123,12 +128,33 @@ def test_which_answers_pause_the_client(
         assert len(server.requests) == 2
 
 
-def test_a_retry_that_the_pause_outlasts_gives_the_last_answer_s_error(
-    kind: str, make_server: Callable[..., FaultServer], make_client: Callable[..., Api]
+def test_a_retry_that_another_calls_pause_outlasts_gives_its_own_last_error_at_once(
+    kind: str,
+    make_server: Callable[..., FaultServer],
+    make_client: Callable[..., Api],
+    aloop: asyncio.AbstractEventLoop,
+    threads: ThreadPoolExecutor,
 ) -> None:
     server = make_server(default=EMPTY)
-    server.script(Reply(429, json={}, headers=[("Retry-After", "30")]))
-    api = make_client(server, deadline=3.0)
-    with pytest.raises(RateLimitError):
-        api.list_pets()
-    assert len(server.requests) == 1
+    # The call in flight gets a 503 (its own backoff: 0.5 s at most) after the other call's
+    # 429 asked for 30 s, more than its deadline leaves.
+    server.script(
+        Reply(503, json={}, delay=0.5), Reply(429, json={}, headers=[("Retry-After", "30")])
+    )
+    client = make_client(server).target
+    start = starter(kind, threads)
+
+    async def scenario() -> BaseException:
+        in_flight = start(client.with_options(deadline=5.0).list_pets)
+        assert await asyncio.to_thread(server.wait_for_requests, 1, 10.0)
+        with pytest.raises(RateLimitError):
+            await start(client.with_options(max_retries=0).list_pets)
+        with pytest.raises(APIStatusError) as caught:
+            await in_flight
+        return caught.value
+
+    error = aloop.run_until_complete(scenario())
+
+    # Its last answer's error, not APITimeoutError, and no retry: the wait does not fit.
+    assert type(error) is InternalServerError
+    assert len(server.requests) == 2
