@@ -74,6 +74,7 @@ from animalstore_client._cli.status import (
     EXIT_UNREACHABLE,
     EXIT_USAGE,
 )
+from animalstore_client._core.safe_repr import tolerant_repr
 
 __all__ = [
     "BULK_EPILOG",
@@ -101,6 +102,7 @@ _FLUSH_SECONDS = 0.1
 REFUSED_STATUSES = frozenset({400, 409, 413, 422})
 
 
+@tolerant_repr
 @attrs.define
 class _Stop:
     """Why the run stopped before the end of the input, and the exit status that says so.
@@ -114,6 +116,7 @@ class _Stop:
     status: int | None
 
 
+@tolerant_repr
 @attrs.frozen
 class _Ready:
     """A record about to be sent, with its key.

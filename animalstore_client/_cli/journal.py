@@ -28,6 +28,8 @@ from typing import IO, Any
 
 import attrs
 
+from animalstore_client._core.safe_repr import tolerant_repr
+
 __all__ = [
     "FINAL_STATES",
     "STATES",
@@ -52,6 +54,7 @@ class JournalError(Exception):
     """The journal cannot be used for this run; nothing was sent, and the file is untouched."""
 
 
+@tolerant_repr
 @attrs.frozen
 class Header:
     """What a journal is for: its first line.
@@ -76,6 +79,7 @@ def _optional_object(instance: object, attribute: attrs.Attribute[Any], value: o
         raise TypeError(f"{attribute.name} must be an object or absent")
 
 
+@tolerant_repr
 @attrs.frozen
 class Entry:
     """One line of the journal: a record's key and state, whole on its own.

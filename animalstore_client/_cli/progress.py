@@ -15,6 +15,8 @@ from typing import TextIO
 
 import attrs
 
+from animalstore_client._core.safe_repr import tolerant_repr
+
 __all__ = ["Progress", "Tally"]
 
 _REDRAW_SECONDS = 0.1
@@ -23,6 +25,7 @@ _BAR_WIDTH = 20
 _LISTED = 50
 
 
+@tolerant_repr
 @attrs.define
 class Tally:
     """The count of each outcome, for the bar, the summary and the exit status.

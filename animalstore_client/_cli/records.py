@@ -21,6 +21,7 @@ import attrs
 
 from animalstore_client import NewPet
 from animalstore_client._core import operations
+from animalstore_client._core.safe_repr import tolerant_repr
 
 __all__ = [
     "FORMATS",
@@ -55,6 +56,7 @@ class InputError(Exception):
     """The input cannot be read as records at all (a CSV header without a name column ...)."""
 
 
+@tolerant_repr
 @attrs.frozen
 class Record:
     """One valid record: the animal to create, where it was read and what identifies it.
@@ -73,6 +75,7 @@ class Record:
     digest: str
 
 
+@tolerant_repr
 @attrs.frozen
 class Invalid:
     """A line that is not a valid record: never sent.
