@@ -16,6 +16,7 @@ from animalstore_client import APITimeoutError
 from animalstore_client._core import operations as ops
 from animalstore_client._core.call import Call
 from animalstore_client._core.config import resolve_options
+from animalstore_client._core.retries import Pause
 from animalstore_client._core.wire import Failure, SendFailure
 
 
@@ -71,3 +72,19 @@ def test_a_timeout_before_the_deadline_is_retried_as_usual() -> None:
 
     assert delay is not None
     assert call.retries == 1
+
+
+def test_a_retry_that_the_client_familys_pause_outlasts_is_refused_without_a_wait() -> None:
+    # Another call's Retry-After paused the client for 30 s while this one was in flight. Its
+    # own backoff (half a second) fits in its deadline, the pause does not: the call fails at
+    # once with its own error, instead of sleeping its backoff to learn that.
+    pause = Pause()
+    call = Call(
+        ops.list_pets(limit=None, status=None), options(timeout=1.0, deadline=10.0), pause=pause
+    )
+    call.begin()
+    pause.extend(30.0)
+
+    with pytest.raises(APITimeoutError, match="ReadTimeout: timed out"):
+        call.after(read_timeout(call))
+    assert call.retries == 0
