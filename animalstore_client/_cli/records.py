@@ -144,15 +144,14 @@ def read_records(stream: IO[bytes], format: str) -> Iterator[Record | Invalid]:
 class _Lines:
     """The physical lines of the input, decoded, each at most ``MAX_LINE_BYTES`` long.
 
-    ``number`` is the number of the last line read; ``too_long`` the number of a line that
-    was longer than the limit (its text is replaced by an empty line), until it is reset.
+    ``number`` is the number of the last line read. A line longer than the limit is read as an
+    empty line, one that is not UTF-8 with replacement characters; ``problem()`` says so.
     """
 
     def __init__(self, stream: IO[bytes]) -> None:
         self._stream = stream
         self.number = 0
-        self.too_long: int | None = None
-        self.undecodable: int | None = None
+        self._too_long = self._undecodable = False
 
     def __iter__(self) -> Iterator[str]:
         return self
@@ -168,26 +167,32 @@ class _Lines:
             # The rest of the line is read in pieces and dropped: memory stays bounded.
             while (rest := self._stream.readline(MAX_LINE_BYTES)) and not rest.endswith(b"\n"):
                 pass
-            self.too_long = self.number
+            self._too_long = True
             return "\n"
         try:
             return raw.decode("utf-8")
         except UnicodeDecodeError:
-            self.undecodable = self.number
+            self._undecodable = True
             return raw.decode("utf-8", "replace")
+
+    def problem(self, what: str) -> str | None:
+        """Return why the lines read since the last call cannot be ``what``, if so."""
+        if self._too_long:
+            problem = f"{what} is longer than {MAX_LINE_BYTES} bytes"
+        elif self._undecodable:
+            problem = f"{what} is not valid UTF-8"
+        else:
+            return None
+        self._too_long = self._undecodable = False
+        return problem
 
 
 def _jsonl_records(lines: _Lines) -> Iterator[Record | Invalid]:
     for text in lines:
-        line = lines.number
-        if lines.too_long is not None:
-            lines.too_long = None
-            yield Invalid(line, f"the line is longer than {MAX_LINE_BYTES} bytes")
-        elif lines.undecodable is not None:
-            lines.undecodable = None
-            yield Invalid(line, "the line is not valid UTF-8")
+        if problem := lines.problem("the line"):
+            yield Invalid(lines.number, problem)
         elif text.strip():
-            yield _from_json(line, text)
+            yield _from_json(lines.number, text)
 
 
 def _from_json(line: int, text: str) -> Record | Invalid:
@@ -268,8 +273,8 @@ def _csv_header(lines: _Lines) -> list[str]:
         header = next(rows, None)
     except csv.Error as error:
         raise InputError(f"line {lines.number}: the CSV header is not valid CSV: {error}") from None
-    if lines.too_long is not None or lines.undecodable is not None:
-        raise InputError("line 1: the CSV header is too long or not valid UTF-8")
+    if problem := lines.problem("the CSV header"):
+        raise InputError(f"line 1: {problem}")
     if header is None:  # an empty input: no records
         return []
     if not header:
@@ -298,12 +303,8 @@ def _csv_records(lines: _Lines, header: list[str]) -> Iterator[Record | Invalid]
             continue
         if row is None:
             return
-        if lines.too_long is not None:
-            lines.too_long = None
-            yield Invalid(line, f"a line of the record is longer than {MAX_LINE_BYTES} bytes")
-        elif lines.undecodable is not None:
-            lines.undecodable = None
-            yield Invalid(line, "the record is not valid UTF-8")
+        if problem := lines.problem("a line of the record"):
+            yield Invalid(line, problem)
         elif row:  # [] is a blank line
             yield _from_row(line, header, row)
 

@@ -345,17 +345,21 @@ def test_bad_csv_rows_are_reported_by_line_number_and_never_sent(
     dedup: Server, tmp_path: Path
 ) -> None:
     source = tmp_path / "mixed.csv"
-    source.write_text(
-        "name,categoryId,status\n"
-        "ok-2,2,\n"
-        "x,seven,\n"  # 3
-        "x,+7,\n"  # 4: int() would take it
-        "x,1\n"  # 5: a cell short
-        "x,1,,extra\n"  # 6
-        "x,1,lost\n"  # 7
-        '"multi\nline",1,sold\n'  # 8-9, fine
-        "ok-10,10,pending\n"
-        '"never closed,1,\n'  # 11: to the end of the file
+    too_long = b"x" * (1 << 20) + b",1,\n"
+    source.write_bytes(
+        b"name,categoryId,status\n"
+        b"ok-2,2,\n"
+        b"x,seven,\n"  # 3
+        b"x,+7,\n"  # 4: int() would take it
+        b"x,1\n"  # 5: a cell short
+        b"x,1,,extra\n"  # 6
+        b"x,1,lost\n"  # 7
+        b'"multi\nline",1,sold\n'  # 8-9, fine
+        b"ok-10,10,pending\n"
+        b'"two \xff\nlines",1,\n'  # 11-12: one of them not UTF-8
+        + too_long  # 13
+        + b"ok-14,14,\n"  # nothing of the two above carries over
+        b'"never closed,1,\n'  # 15: to the end of the file
     )
     run = animalstore(f"pets create --from-file {source}", dedup.base_url)
 
@@ -371,13 +375,19 @@ def test_bad_csv_rows_are_reported_by_line_number_and_never_sent(
         8: "created",
         10: "created",
         11: "invalid",
+        13: "invalid",
+        14: "created",
+        15: "invalid",
     }
     assert printed[3]["error"]["message"] == "categoryId must be an int64 integer, got 'seven'"
     assert printed[5]["error"]["message"] == "2 cells for 3 columns"
-    assert printed[11]["error"]["message"].startswith("not valid CSV")
+    assert printed[11]["error"]["message"] == "a line of the record is not valid UTF-8"
+    assert printed[13]["error"]["message"] == ("a line of the record is longer than 1048576 bytes")
+    assert printed[15]["error"]["message"].startswith("not valid CSV")
     assert sorted(r.json()["name"] for r in dedup.store.requests) == [
         "multi\nline",
         "ok-10",
+        "ok-14",
         "ok-2",
     ]
 
@@ -389,13 +399,17 @@ def test_bad_csv_rows_are_reported_by_line_number_and_never_sent(
         ("name,status", "line 1: the CSV header has no 'categoryId' column"),
         ("name,categoryId,category_id", "line 1: the CSV header names the field 'categoryId'"),
         ("", "line 1: no CSV header"),
+        ("name,categoryId,\udcff", "line 1: the CSV header is not valid UTF-8"),
+        ("name,categoryId," + "x" * (1 << 20), "line 1: the CSV header is longer than 1048576"),
     ],
+    ids=["unknown", "missing", "twice", "empty", "not-utf-8", "too-long"],
 )
 def test_a_bad_csv_header_stops_the_run_before_anything_is_sent(
     dedup: Server, tmp_path: Path, header: str, message: str
 ) -> None:
     source = tmp_path / "pets.csv"
-    source.write_text(f"{header}\nRex,3,available\n")
+    # A lone surrogate escape stands for the byte it was read from (0xff: not UTF-8).
+    source.write_bytes(f"{header}\nRex,3,available\n".encode("utf-8", "surrogateescape"))
     journal = tmp_path / "pets.journal"
     run = animalstore(f"pets create --from-file {source} --journal {journal}", dedup.base_url)
     assert (run.returncode, run.stdout) == (2, "")
