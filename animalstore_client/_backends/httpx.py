@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import functools
 import sys
+from collections.abc import Mapping
 from types import ModuleType
 from typing import Any
 
@@ -39,7 +40,15 @@ class Family:
         lib: the library module (``httpx`` or ``httpx2``).
     """
 
-    __slots__ = ("failures", "lib", "request_error", "status_error", "timeout_error", "url")
+    __slots__ = (
+        "_headers",
+        "failures",
+        "lib",
+        "request_error",
+        "status_error",
+        "timeout_error",
+        "url",
+    )
 
     def __init__(self, lib: ModuleType) -> None:
         self.lib = lib
@@ -55,6 +64,10 @@ class Family:
         # Parsing the URL and merging the query is a third of what httpx spends building a
         # request; the calls an SDK makes use a handful of URLs.
         self.url = functools.lru_cache(maxsize=256)(_url_parser(lib))
+        # The last request's headers as the library's own ``Headers``: given a dict, it
+        # normalizes every name and value at each call; given its own, it copies their list.
+        # The calls of a client without headers of their own share its dict.
+        self._headers: tuple[Mapping[str, str], Any] | None = None
 
     def build(self, http: Any, request: Request) -> Any:
         """Build ``request`` with ``http``'s ``build_request``, so that its own defaults apply."""
@@ -63,11 +76,14 @@ class Family:
         if not http.params:  # a client's own params merge in httpx's order, the call's last
             url = self.url(url, None if params is None else tuple(params.items()))
             params = None
+        headers = self._headers
+        if headers is None or headers[0] is not request.headers:
+            headers = self._headers = (request.headers, self.lib.Headers(request.headers))
         return http.build_request(
             request.method,
             url,
             params=params,
-            headers=request.headers,
+            headers=headers[1],
             content=request.content,
             extensions={"timeout": request.timeout},
         )
