@@ -188,16 +188,23 @@ class AiohttpSender:
         self._headers: tuple[Mapping[str, str], CIMultiDictProxy[str]] | None = None
         self._timeout: tuple[Mapping[str, float | None], aiohttp.ClientTimeout] | None = None
 
-    def _built(self, request: Request) -> tuple[URL, CIMultiDictProxy[str], aiohttp.ClientTimeout]:
-        """Return the request's URL with its query, its headers and its limits, for aiohttp."""
-        params = request.params
-        url = _url(request.url, None if params is None else tuple(params.items()))
-        headers, timeout = self._headers, self._timeout
+    def _headers_of(self, request: Request) -> CIMultiDictProxy[str]:
+        """Return the request's headers as aiohttp takes them without converting them.
+
+        Called inside the call to aiohttp, never kept in a local: the send's frame, which a
+        traceback formatted with its locals shows, must not hold the key.
+        """
+        headers = self._headers
         if headers is None or headers[0] is not request.headers:
             headers = self._headers = (
                 request.headers,
                 CIMultiDictProxy(CIMultiDict(request.headers)),
             )
+        return headers[1]
+
+    def _timeout_of(self, request: Request) -> aiohttp.ClientTimeout:
+        """Return the request's limits on each phase of the attempt, as aiohttp's."""
+        timeout = self._timeout
         if timeout is None or timeout[0] is not request.timeout:
             limits = request.timeout
             timeout = self._timeout = (
@@ -208,7 +215,7 @@ class AiohttpSender:
                     sock_read=limits.get("read"),
                 ),
             )
-        return url, headers[1], timeout[1]
+        return timeout[1]
 
     @property
     def closed(self) -> bool:
@@ -239,16 +246,16 @@ class AiohttpSender:
         # trust_env=True gets such turns anyway: aiohttp looks up .netrc and the proxy in a
         # thread.)
         await _next_turn()
-        url, headers, timeout = self._built(request)
+        params = request.params
         marked = _sdk_call.set(True)
         try:
             async with self.session.request(
                 request.method,
-                url,
-                headers=headers,
+                _url(request.url, None if params is None else tuple(params.items())),
+                headers=self._headers_of(request),
                 data=request.content,
                 allow_redirects=False,
-                timeout=timeout,
+                timeout=self._timeout_of(request),
                 # Whatever the session's own settings, the SDK reads every answer itself,
                 # decoded, with headers as large as httpx takes.
                 raise_for_status=False,
