@@ -68,10 +68,11 @@ _MAX_TIMEOUT = 1e9
 #: animals) is tens of kilobytes, and a decompression bomb must not cost gigabytes.
 DEFAULT_MAX_RESPONSE_BYTES = 16 * 1024 * 1024
 
+# The patterns are compiled at their first use (by re, which keeps them), not at import.
 #: RFC 9110 "token": what a header name may be made of.
-_HEADER_NAME = re.compile(r"[!#$%&'*+.^_`|~0-9A-Za-z-]+")
+_HEADER_NAME = r"[!#$%&'*+.^_`|~0-9A-Za-z-]+"
 #: What would end a header line early and let the rest be read as another header.
-_FORBIDDEN_IN_HEADER_VALUE = re.compile(r"[\r\n\x00]")
+_FORBIDDEN_IN_HEADER_VALUE = r"[\r\n\x00]"
 #: Headers the SDK sets itself (lower-case name -> the argument that sets them): a user's own
 #: value would silently lose to the SDK's, so it is refused instead.
 RESERVED_HEADERS: Mapping[str, str] = MappingProxyType(
@@ -139,12 +140,12 @@ def _base_url(environment: object, base_url: object, environ: Mapping[str, str])
 
 #: Whatever stands before an "@" in the authority: credentials, even where a missing scheme
 #: keeps the URL parser from seeing them as such ("user:password@host/v1").
-_CREDENTIALS = re.compile(r"^([^/?#]*//)?[^/?#]*@")
+_CREDENTIALS = r"^([^/?#]*//)?[^/?#]*@"
 
 
 def _shown_url(url: str) -> str:
     """Return ``url`` for an error message, with anything that may be credentials masked."""
-    return _CREDENTIALS.sub(r"\1***@", url)
+    return re.sub(_CREDENTIALS, r"\1***@", url)
 
 
 def _normalized_url(url: str, source: str) -> str:
@@ -281,7 +282,7 @@ def check_headers(argument: str, headers: object) -> dict[str, str]:
     for name, value in headers.items():
         check_str(f"{argument} key", name)
         check_str(f"{argument}[{name!r}]", value)
-        if not _HEADER_NAME.fullmatch(name):
+        if not re.fullmatch(_HEADER_NAME, name):
             raise ValueError(f"{argument} key {name!r} is not a valid HTTP header name")
         if name.lower() in RESERVED_HEADERS:
             raise ValueError(
@@ -292,7 +293,7 @@ def check_headers(argument: str, headers: object) -> dict[str, str]:
                 f"{argument} must not set {name!r}: it is computed from the request body"
             )
         # The value is not shown: a header may carry a secret.
-        if _FORBIDDEN_IN_HEADER_VALUE.search(value) or not value.isascii():
+        if re.search(_FORBIDDEN_IN_HEADER_VALUE, value) or not value.isascii():
             raise ValueError(f"{argument}[{name!r}] must be ASCII without CR, LF or NUL")
     return dict(headers)
 

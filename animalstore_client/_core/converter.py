@@ -250,14 +250,19 @@ def _python_unstructure_hook(cls: type, conv: Converter) -> Any:
 
 # One wire format, configured once, in two modes: the fast one structures every response;
 # the detailed one runs only after a failure, on the failing part alone (see _diagnose), to
-# name its bad fields. cattrs builds each mode's functions once, on first use of a type.
-_fast = _make_converter(detailed=False)
+# name its bad fields. cattrs builds each mode's functions once, on first use of a type; each
+# converter is built at its first use too, not at import (about a millisecond).
+@functools.cache
+def _fast() -> Converter:
+    return _make_converter(detailed=False)
+
+
 # The fast mode's hooks for each type, looked up once instead of dispatched on every call.
 _fast_hooks: dict[Any, Callable[[Any, Any], Any]] = {}
 _fast_unstructure_hooks: dict[type, Callable[[Any], Any]] = {}
 
 
-# Built at first use, not at import: most programs never need them.
+# Most programs never need these two.
 @functools.cache
 def _detailed() -> Converter:
     return _make_converter(detailed=True)
@@ -276,7 +281,7 @@ def _fast_hook(type_: Any) -> Callable[[Any, Any], Any]:
     """Return the fast mode's structure hook for ``type_``, dispatched once per type."""
     hook = _fast_hooks.get(type_)
     if hook is None:
-        hook = _fast_hooks[type_] = _fast.get_structure_hook(type_)
+        hook = _fast_hooks[type_] = _fast().get_structure_hook(type_)
     return hook
 
 
@@ -382,7 +387,7 @@ def unstructure(obj: object, *, use_api_names: bool = True) -> Any:
     cls = type(obj)
     hook = _fast_unstructure_hooks.get(cls)
     if hook is None:
-        hook = _fast_unstructure_hooks[cls] = _fast.get_unstructure_hook(cls)
+        hook = _fast_unstructure_hooks[cls] = _fast().get_unstructure_hook(cls)
     return hook(obj)
 
 

@@ -36,10 +36,11 @@ __all__ = [
     "sunset_date",
 ]
 
+# The patterns are compiled at their first use (by re, which keeps them), not at import.
 #: RFC 9651 Date: "@" and an Integer (at most 15 digits).
-_SF_DATE = re.compile(r"@(-?[0-9]{1,15})")
+_SF_DATE = r"@(-?[0-9]{1,15})"
 #: The year of an HTTP-date, which its preferred form writes in four digits.
-_FOUR_DIGIT_YEAR = re.compile(r"(?:^|\s)([0-9]{4})(?=\s|$)")
+_FOUR_DIGIT_YEAR = r"(?:^|\s)([0-9]{4})(?=\s|$)"
 _PACKAGE = __name__.partition(".")[0] + "."
 
 
@@ -56,7 +57,7 @@ def deprecation_date(headers: Mapping[str, str]) -> datetime | None:
     value = headers.get("deprecation")
     if value is None:
         return None
-    match = _SF_DATE.fullmatch(value.strip())
+    match = re.fullmatch(_SF_DATE, value.strip())
     if match is not None:
         from datetime import datetime, timezone
 
@@ -86,7 +87,7 @@ def sunset_date(headers: Mapping[str, str]) -> datetime | None:
 
     try:
         date = parsedate_to_datetime(value)
-        year = _FOUR_DIGIT_YEAR.search(value)
+        year = re.search(_FOUR_DIGIT_YEAR, value)
         if year is not None and date.year != int(year[1]):
             # email.utils reads a year below 100 as 19xx or 20xx, even written in 4 digits.
             date = date.replace(year=int(year[1]))
