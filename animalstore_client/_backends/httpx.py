@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import functools
 import sys
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from types import ModuleType
 from typing import Any
 
@@ -41,7 +41,6 @@ class Family:
     """
 
     __slots__ = (
-        "_headers",
         "failures",
         "lib",
         "request_error",
@@ -64,14 +63,14 @@ class Family:
         # Parsing the URL and merging the query is a third of what httpx spends building a
         # request; the calls an SDK makes use a handful of URLs.
         self.url = functools.lru_cache(maxsize=256)(_url_parser(lib))
-        # The last request's headers as the library's own ``Headers``: given a dict, it
-        # normalizes every name and value at each call; given its own, it copies their list
-        # (about 2 us a call). The calls of a client without headers of their own share its
-        # dict: the same object each time.
-        self._headers: tuple[Mapping[str, str], Any] | None = None
 
-    def build(self, http: Any, request: Request) -> Any:
-        """Build ``request`` with ``http``'s ``build_request``, so that its own defaults apply."""
+    def build(self, http: Any, request: Request, headers_of: Callable[[Request], Any]) -> Any:
+        """Build ``request`` with ``http``'s ``build_request``, so that its own defaults apply.
+
+        ``headers_of`` returns the request's headers as the library's own ``Headers``; called
+        inside the call to ``build_request``, never kept in a local: a frame that a traceback
+        formatted with its locals shows must not hold the key.
+        """
         url: object = request.url
         params = request.params
         if not http.params:  # a client's own params merge in httpx's order, the call's last
@@ -81,21 +80,10 @@ class Family:
             request.method,
             url,
             params=params,
-            headers=self._headers_of(request),
+            headers=headers_of(request),
             content=request.content,
             extensions={"timeout": request.timeout},
         )
-
-    def _headers_of(self, request: Request) -> Any:
-        """Return the request's headers as the library's own ``Headers``.
-
-        Called inside the call to ``build_request``, never kept in a local: a frame that a
-        traceback formatted with its locals shows must not hold the key.
-        """
-        headers = self._headers
-        if headers is None or headers[0] is not request.headers:
-            headers = self._headers = (request.headers, self.lib.Headers(request.headers))
-        return headers[1]
 
     def outcome(self, exc: Exception, request: Request, built: Any) -> Answer | SendFailure:
         """Return what an error raised while sending says, without keeping the error.
@@ -193,18 +181,35 @@ def _hung_up_after_sending(exc: Exception) -> bool:
 
 
 class _Sender:
-    """What both senders hold: a client of the httpx family, and its library.
+    """What both senders hold: a client of the httpx family, its library, and its last headers.
 
     Args:
         http: the client.
         family: its library.
     """
 
-    __slots__ = ("family", "http")
+    __slots__ = ("_headers", "family", "http")
 
     def __init__(self, http: Any, family: Family) -> None:
         self.http = http
         self.family = family
+        # The last request's headers as the library's own ``Headers``: given a dict, it
+        # normalizes every name and value at each call; given its own, it copies their list
+        # (about 2 us a call). The calls of a client without headers of their own share its
+        # dict: the same object each time. Kept here, with the client that sent them, never
+        # in the process-wide ``Family``: they hold the key, which must go with the client.
+        self._headers: tuple[Mapping[str, str], Any] | None = None
+
+    def _build(self, request: Request) -> Any:
+        """Build ``request`` with the client's ``build_request``, headers as the library's own."""
+        return self.family.build(self.http, request, self._headers_of)
+
+    def _headers_of(self, request: Request) -> Any:
+        """Return the request's headers as the library's own ``Headers``."""
+        headers = self._headers
+        if headers is None or headers[0] is not request.headers:
+            headers = self._headers = (request.headers, self.family.lib.Headers(request.headers))
+        return headers[1]
 
     @property
     def closed(self) -> bool:
@@ -224,7 +229,7 @@ class SyncHttpxSender(_Sender):
             The answer, or the classified failure.
         """
         family = self.family
-        built = family.build(self.http, request)
+        built = self._build(request)
         try:
             response = self.http.send(built, stream=True)
             try:
@@ -256,7 +261,7 @@ class AsyncHttpxSender(_Sender):
             The answer, or the classified failure.
         """
         family = self.family
-        built = family.build(self.http, request)
+        built = self._build(request)
         stop = None
         try:
             response = await self.http.send(built, stream=True)

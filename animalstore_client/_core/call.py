@@ -35,7 +35,13 @@ from animalstore_client._core.retries import (
     retry_delay,
 )
 from animalstore_client._core.types import NotGiven
-from animalstore_client._core.wire import Answer, Request, SendFailure, deadline_passed
+from animalstore_client._core.wire import (
+    Answer,
+    Request,
+    SendFailure,
+    deadline_passed,
+    redacted,
+)
 
 __all__ = ["Call"]
 
@@ -59,6 +65,7 @@ class Call(Generic[T]):
         "_base_url",
         "_ends",
         "_idempotent",
+        "_key",
         "_last",
         "_max_retries",
         "_notices",
@@ -116,6 +123,7 @@ class Call(Generic[T]):
         self._notices = None if operation.deprecated else notices
         self._operation = operation
         self._base_url = options.base_url
+        self._key = options.api_key
         self._max_retries = options.max_retries
         self._raw = raw
         self._pause = Pause() if pause is None else pause
@@ -195,6 +203,9 @@ class Call(Generic[T]):
             # Cut off, or the attempt's timeouts were cut to the time left: its own timeout
             # at the deadline, a hair before the deadline's, is the deadline's.
             outcome = deadline_passed(self.request, self.request.view())
+        elif isinstance(outcome, SendFailure):
+            # A user's hook, auth or transport may quote the Authorization header in its error.
+            outcome.detail = self._scrub(outcome.detail)
         self._last = outcome
         if logger.isEnabledFor(logging.DEBUG):
             self._log_attempt(outcome)
@@ -208,7 +219,7 @@ class Call(Generic[T]):
                 self.result = (
                     APIResponse(outcome, result_type, self.retries)
                     if self._raw
-                    else parse_body(outcome, result_type)
+                    else parse_body(outcome, result_type, self._scrub)
                 )
                 return None
             if outcome.status_code in NOT_PROCESSED_STATUSES:
@@ -243,7 +254,11 @@ class Call(Generic[T]):
     def _error(self, outcome: Answer | SendFailure) -> Exception:
         if isinstance(outcome, SendFailure):
             return connection_error(outcome, self.request)
-        return status_error(outcome, self._base_url)
+        return status_error(outcome, self._base_url, self._scrub)
+
+    def _scrub(self, text: str) -> str:
+        """Return a message from elsewhere (a library, a hook, the server) without the key."""
+        return redacted(text, self._key)
 
     def _log_attempt(self, outcome: Answer | SendFailure) -> None:
         status = outcome.status_code if isinstance(outcome, Answer) else outcome.detail

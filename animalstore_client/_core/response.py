@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 import httpx
@@ -29,6 +30,10 @@ if TYPE_CHECKING:
 __all__ = ["APIResponse", "connection_error", "parse_body", "status_error"]
 
 T = TypeVar("T")
+#: Redacts the client's key from a message. A function, not the key: the key passed as an
+#: argument would sit in the frame of a function that raises, which a traceback formatted with
+#: its locals shows.
+Scrub = Callable[[str], str]
 
 _EXCERPT_CHARS = 300
 _UNPARSED = object()
@@ -68,6 +73,10 @@ class APIResponse(Generic[T]):
     it in full; on every other backend (httpx2 and aiohttp included) and for a body read in
     capped pieces, it is an ``httpx.Response`` built when first read, as is ``headers``;
     ``status_code``, ``content`` and ``parse()`` never need them.
+
+    It pickles and copies without the API key: the copy's request keeps its method and URL,
+    not its headers, as a pickled exception's does (httpx's own response, whose request holds
+    the key, stays behind; the copy's ``http_response`` is a view).
 
     Args:
         answer: the backend's answer.
@@ -137,16 +146,23 @@ class APIResponse(Generic[T]):
             self._parsed = parse_body(self._answer, self._result_type)
         return self._parsed  # type: ignore[return-value]
 
+    def __reduce__(self) -> tuple[object, ...]:
+        # For pickle and copy: the answer pickles without the key (``Answer.__reduce__``), and
+        # the copy parses again when asked.
+        return type(self), (self._answer, self._result_type, self.retries_taken)
+
     def __repr__(self) -> str:
         return f"<APIResponse [{self.status_code}]>"
 
 
-def parse_body(answer: Answer, result_type: Any) -> Any:
+def parse_body(answer: Answer, result_type: Any, scrub: Scrub | None = None) -> Any:
     """Structure a successful answer's JSON body into ``result_type``.
 
     Args:
         answer: the 2xx answer.
         result_type: the operation's result type (``Pet``, ``list[Pet]``).
+        scrub: redacts the client's key from the message, which quotes the body; ``None``
+            when the key is not known.
 
     Returns:
         The structured result.
@@ -161,11 +177,15 @@ def parse_body(answer: Answer, result_type: Any) -> Any:
         problem = f"response body does not fit the schema: {exc}"
     except ValueError as exc:
         problem = f"response body is not valid JSON: {exc}"
+    if scrub is not None:
+        problem = scrub(problem)
     # Raised outside the handler: the error chains nothing.
     raise from_source(APIResponseValidationError, problem, answer.recorded())
 
 
-def status_error(answer: Answer, base_url: str = "") -> APIStatusError:
+def status_error(
+    answer: Answer, base_url: str = "", scrub: Scrub | None = None
+) -> APIStatusError:
     """Build the exception for a non-2xx answer, whatever its body.
 
     An Error body gives ``code``, ``message`` and ``error``; any other body (an HTML page from a
@@ -175,6 +195,8 @@ def status_error(answer: Answer, base_url: str = "") -> APIStatusError:
     Args:
         answer: the non-2xx answer.
         base_url: the client's ``base_url``.
+        scrub: redacts the client's key from the message (the server's words); ``None``
+            when the key is not known.
 
     Returns:
         An instance of the subclass the status maps to.
@@ -186,6 +208,8 @@ def status_error(answer: Answer, base_url: str = "") -> APIStatusError:
     message = error.message if error is not None else _excerpt(answer)
     if answer.status_code == 404 and base_url and not base_url.rstrip("/").endswith("/v1"):
         message += f" (base_url {base_url!r} does not end in /v1, as the API's address does)"
+    if scrub is not None:
+        message = scrub(message)
     exception = from_source(status_error_class(answer.status_code), message, answer.recorded())
     exception._set_fields(answer.status_code, answer.headers.get("x-request-id"), error)
     return exception

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 import random
+import re
 import threading
 import time
 from collections.abc import Mapping
@@ -20,12 +21,14 @@ __all__ = [
     "INITIAL_DELAY",
     "MAX_DELAY",
     "MAX_RETRY_AFTER",
+    "MIN_RETRY_WAIT",
     "NOT_PROCESSED_STATUSES",
     "RETRYABLE_STATUSES",
     "Pause",
     "backoff",
     "retry_after",
     "retry_delay",
+    "set_retry_floor",
 ]
 
 RETRYABLE_STATUSES = frozenset({408, 429, 500, 502, 503, 504})
@@ -34,6 +37,15 @@ NOT_PROCESSED_STATUSES = frozenset({429, 503})
 INITIAL_DELAY = 0.5
 MAX_DELAY = 8.0
 MAX_RETRY_AFTER = 60.0
+#: The shortest wait a ``Retry-After`` gets, of the order of the first backoff: no answer can
+#: make a client retry in a tight loop. Tests may lower it (``testing.retry_floor``).
+MIN_RETRY_WAIT = 0.3
+#: The floor in force: ``MIN_RETRY_WAIT`` unless a test lowered it, for the whole process.
+_floor = MIN_RETRY_WAIT
+#: RFC 9110's delay-seconds, ASCII digits (``int()`` and ``float()`` also take ``1_0``, other
+#: scripts' digits, signs, spaces, exponents, ``inf`` and ``nan``), with a decimal fraction
+#: (``0.5``), which servers send and the store's faults write.
+_SECONDS = re.compile(r"[0-9]+(?:\.[0-9]+)?")
 
 
 def backoff(retries_taken: int) -> float:
@@ -47,8 +59,19 @@ def backoff(retries_taken: int) -> float:
     return delay * (1.0 - 0.25 * random.random())
 
 
+def set_retry_floor(seconds: float) -> float:
+    """Make ``seconds`` the shortest wait a ``Retry-After`` gets, in this process.
+
+    Returns:
+        The floor it replaces.
+    """
+    global _floor
+    previous, _floor = _floor, seconds
+    return previous
+
+
 def retry_after(headers: Mapping[str, str], now: float | None = None) -> float | None:
-    """Return the wait a ``Retry-After`` header asks for, capped at ``MAX_RETRY_AFTER``.
+    """Return the wait a ``Retry-After`` header asks for, within the floor and the cap.
 
     Args:
         headers: the response headers.
@@ -56,22 +79,23 @@ def retry_after(headers: Mapping[str, str], now: float | None = None) -> float |
             when ``None``.
 
     Returns:
-        Seconds to wait, more than 0; ``None`` when the header is absent, is neither a number
-        of seconds nor an HTTP date, or asks for no wait at all (0, a negative number, a date
-        in the past), so that the computed backoff applies: a server cannot make the client
-        retry in a tight loop.
+        Seconds to wait: at least the floor (``MIN_RETRY_WAIT``, 0.3 s), at most
+        ``MAX_RETRY_AFTER``; ``None`` when the header is absent, is neither seconds in ASCII
+        digits nor an HTTP date, or asks for no wait at all (0, a date in the past), so that
+        the computed backoff applies: a server cannot make the client retry in a tight loop.
     """
     value = headers.get("retry-after")
     if value is None:
         return None
-    try:
+    value = value.strip()
+    if _SECONDS.fullmatch(value):
         seconds = float(value)
-    except ValueError:
+    else:
         seconds = _seconds_until(value, time.time() if now is None else now)
     # NaN compares false both ways, so it is refused here too.
     if not seconds > 0.0:
         return None
-    return min(seconds, MAX_RETRY_AFTER)
+    return min(max(seconds, _floor), MAX_RETRY_AFTER)
 
 
 def _seconds_until(http_date: str, now: float) -> float:

@@ -40,11 +40,36 @@ __all__ = [
     "SendFailure",
     "SyncSender",
     "kind_of",
+    "redacted",
     "response_view",
 ]
 
-#: What stands for the ``Authorization`` value in every request view an exception carries.
+#: What stands for the ``Authorization`` value in every request view an exception carries, and
+#: for the key in any message the SDK takes from elsewhere.
 REDACTED = "[redacted]"
+
+
+def redacted(text: str, key: str) -> str:
+    """Return ``text`` with every occurrence of ``key`` (and of ``Bearer <key>``) redacted.
+
+    For a message the SDK takes from elsewhere (a library's error, a user's hook, auth or
+    transport, the server's body) and puts into its own exception or log line. The key is
+    also looked for as ``repr`` and JSON write it (a quote or backslash escaped), as a
+    message quoting a header or a body would show it.
+
+    Args:
+        text: the message.
+        key: the client's API key (printable ASCII, never empty).
+
+    Returns:
+        The message, each occurrence replaced by ``REDACTED``.
+    """
+    import json
+
+    for form in dict.fromkeys((key, repr(key)[1:-1], json.dumps(key)[1:-1])):
+        if form in text:
+            text = text.replace(f"Bearer {form}", REDACTED).replace(form, REDACTED)
+    return text
 #: The content codings the SDK asks for (``Accept-Encoding``) and reads: those whose decoders,
 #: on every backend, hand out a body in pieces, so that the size cap bounds a bomb's cost.
 #: httpx decodes ``br`` and ``zstd`` one read at a time in one piece (1.6 KB of brotli can be
@@ -215,7 +240,6 @@ class SendFailure:
     def cause(self) -> str:
         """The library's error class name alone (``ConnectError``), for a one-line account."""
         return self.detail.partition(":")[0]
-
     def request_view(self) -> httpx.Request:
         """Return the request as an ``httpx.Request``, ``Authorization`` redacted."""
         return self._view.request_view()
@@ -375,8 +399,43 @@ class Answer:
         """Return the status line's reason phrase (``""`` when none was sent)."""
         return self._details()[1]
 
+    def __reduce__(self) -> tuple[object, ...]:
+        # For pickle and copy (a raw response holds its answer): no object that holds the key.
+        # The request keeps its method and URL but not its headers, as a pickled exception's
+        # does; the library's response is left behind, its view built again when read.
+        raw_headers, reason, version = self._details()
+        view = self._view()
+        state = (list(raw_headers), self.content, reason, version, view.method, view.url)
+        return _rebuilt_answer, (self.status_code, *state, self.signals, self.elapsed)
+
     def __repr__(self) -> str:
         return f"<Answer {self.status_code}>"
+
+
+def _rebuilt_answer(
+    status_code: int,
+    raw_headers: list[tuple[bytes, bytes]],
+    content: bytes,
+    reason: str,
+    version: bytes,
+    method: str,
+    url: str,
+    signals: bool,
+    elapsed: float | None,
+) -> Answer:
+    """Return a pickled ``Answer`` as ``Answer.__reduce__`` left it: no request headers."""
+    details = (raw_headers, reason, version)
+    view = RequestView(method, url, (), {})
+    answer = Answer(
+        status_code,
+        httpx.Headers(raw_headers),
+        content,
+        details=lambda: details,
+        view=lambda: view,
+        signals=signals,
+    )
+    answer.elapsed = elapsed
+    return answer
 
 
 def _decoded(encoding: str) -> bool:

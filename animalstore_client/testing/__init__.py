@@ -6,7 +6,7 @@ Usage, with no animal store server anywhere::
 
     import httpx
 
-    from animalstore_client.testing import FakeAnimalStore, Fault
+    from animalstore_client.testing import FakeAnimalStore, Fault, retry_floor
 
     store = FakeAnimalStore(api_keys={"test-key"})
     store.add_pet("Rex", 3, "available")
@@ -36,6 +36,10 @@ Usage, with no animal store server anywhere::
         Fault.drop(processed=True, operation="create"),
     )
     store.honour_idempotency_keys = True  # off by default: the spec does not promise it
+
+    # A client waits at least 0.3 s whatever Retry-After says; a test may wait less.
+    with retry_floor(0.0), store.client() as client:
+        ...
 
 Faults (:class:`Fault`: ``error``, ``delay``, ``drop_before``, ``drop_after``, ``not_json``,
 ``wrong_schema``, ``truncated``) apply in order, each to ``times`` requests of its
@@ -81,6 +85,7 @@ The answers to the deprecated ``GET /pets/{petId}`` carry ``Deprecation: @179642
 
 from animalstore_client._exports import publish
 from animalstore_client.testing._faults import Fault, FaultKind, OperationName
+from animalstore_client.testing._retries import retry_floor
 from animalstore_client.testing._store import (
     IN_PROCESS_BASE_URL,
     ClientSettings,
@@ -98,6 +103,7 @@ __all__ = [
     "FaultKind",
     "OperationName",
     "RecordedRequest",
+    "retry_floor",
 ]
 
 publish(globals())

@@ -62,7 +62,9 @@ OPTIONS = resolve_options(
 def sent_request(operation: ops.Operation[Any]) -> httpx.Request:
     """The request the SDK would send for ``operation``: with the key in its headers."""
     with httpx.Client() as http:
-        request: httpx.Request = family(httpx).build(http, Call(operation, OPTIONS).request)
+        request: httpx.Request = family(httpx).build(
+            http, Call(operation, OPTIONS).request, lambda r: r.headers
+        )
     assert request.headers["authorization"] == f"Bearer {KEY}"
     return request
 

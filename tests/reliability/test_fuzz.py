@@ -236,7 +236,7 @@ def drive(
 ) -> tuple[object, float | None]:
     """Feed one response to a fresh ``Call``; return (result or exception, retry delay)."""
     call: Call[Any] = Call(OPERATIONS[operation], OPTIONS[max_retries])
-    request = family(httpx).build(builder, call.begin())
+    request = family(httpx).build(builder, call.begin(), lambda r: r.headers)
     headers = dict(headers or {})
     if retry_after is not None:
         headers["Retry-After"] = retry_after

@@ -25,12 +25,20 @@ from animalstore_client import (
     Pet,
     RateLimitError,
 )
-from animalstore_client.testing import FakeAnimalStore, Fault
+from animalstore_client.testing import FakeAnimalStore, Fault, retry_floor
 from tests.reliability.conftest import Api
 
 API_KEY = "test-key"
 #: A Retry-After that keeps a retry quick.
 QUICK = 0.01
+
+
+@pytest.fixture(autouse=True)
+def _quick_retry_after() -> Iterator[None]:
+    """Each fault's Retry-After (``QUICK``) is waited as written: these tests are not about the
+    floor that keeps a client out of a tight loop (``tests/unit/test_retries.py`` is)."""
+    with retry_floor(0.0):
+        yield
 
 
 @pytest.fixture

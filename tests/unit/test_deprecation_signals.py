@@ -423,7 +423,7 @@ def test_any_signal_on_any_answer_gives_the_usual_outcome_and_at_most_a_deprecat
             options,
             notices=DeprecationNotices(),
         )
-        request = family(httpx).build(builder, call.begin())
+        request = family(httpx).build(builder, call.begin(), lambda r: r.headers)
         response = httpx_answer(httpx.Response(status, json=[], headers=headers, request=request))
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")

@@ -38,6 +38,7 @@ from tests.conftest import API_KEY, Api
         (520, InternalServerError),
         (599, InternalServerError),
         (302, APIStatusError),
+        (300, APIStatusError),
         (403, APIStatusError),
         (409, APIStatusError),
         (499, APIStatusError),
@@ -105,6 +106,27 @@ def test_a_body_that_is_not_an_error_still_gives_the_right_class(
     assert caught.value.message == message
     # `message` keeps what came; `str()` escapes what is not printable (here a NUL).
     assert str(caught.value) == "502: " + message.replace("\x00", "\\x00")
+
+
+@pytest.mark.parametrize(
+    "request_id",
+    ["req-1\r\nINFO forged line", "req-1\nERROR x", "req-1\rx", "req-1\x85x", "req-1\u2028x"],
+)
+def test_the_request_id_is_folded_into_one_line(
+    api: Api, mock_api: respx.MockRouter, request_id: str
+) -> None:
+    """A server's x-request-id with a line break cannot forge a line in a log of ``str(exc)``."""
+    body = {"code": "nope", "message": "no", "status": 400}
+    header = (b"x-request-id", request_id.encode())  # UTF-8, as httpx reads it back
+    mock_api.get("/pets").respond(400, json=body, headers=[header])
+
+    with pytest.raises(BadRequestError) as caught:
+        api.list_pets()
+
+    assert caught.value.request_id == request_id  # the field keeps what the server sent
+    shown = str(caught.value)
+    assert shown.startswith("400 nope: no (request id req-1 ")
+    assert len(shown.splitlines()) == 1
 
 
 def test_a_long_non_error_body_is_cut_to_one_line(api: Api, mock_api: respx.MockRouter) -> None:

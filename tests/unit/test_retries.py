@@ -5,10 +5,13 @@ happens twice.
 from __future__ import annotations
 
 import itertools
+import math
 import random
+import threading
 from collections.abc import Callable
 from datetime import datetime, timedelta, timezone
 from email.utils import format_datetime
+from typing import Any
 
 import httpx
 import pytest
@@ -23,6 +26,7 @@ from animalstore_client import (
     RateLimitError,
 )
 from animalstore_client._core import retries as _retries
+from animalstore_client.testing import retry_floor
 from tests.conftest import Api
 
 PET = {"id": 1, "name": "Rex", "categoryId": 3}
@@ -178,14 +182,14 @@ def test_retry_after_in_seconds_is_honoured(
     mock_api.get("/pets").mock(
         side_effect=[
             error_response(429, **{"Retry-After": "3"}),
-            error_response(503, **{"Retry-After": "0.25"}),
+            error_response(503, **{"Retry-After": "0.75"}),
             httpx.Response(200, json=[]),
         ]
     )
 
     api.list_pets()
 
-    assert sleeps == [3.0, 0.25]
+    assert sleeps == [3.0, 0.75]
 
 
 def test_retry_after_as_an_http_date_is_honoured(
@@ -297,3 +301,164 @@ def test_rate_limit_exhausted_raises_rate_limit_error(
 
     assert route.call_count == 2
     assert sleeps == [1.0]
+
+
+# -- what Retry-After may say, and the floor under it -----------------------------------------
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        "1_0",  # int() and float() read it as 10
+        "\u0665",  # ARABIC-INDIC DIGIT FIVE: int() reads it as 5
+        "\uff15",  # FULLWIDTH DIGIT FIVE
+        "\u0661\u0660",
+        "+5",
+        "5e1",
+        "0x10",
+        "inf",
+        "infinity",
+        "1.",
+        ".5",
+        "1,5",
+        "5 s",
+    ],
+)
+def test_retry_after_is_ascii_digits_or_an_http_date_nothing_else(value: str) -> None:
+    assert _retries.retry_after({"retry-after": value}, now=1_000_000.0) is None
+
+
+@pytest.mark.parametrize(
+    ("value", "seconds"),
+    [("10", 10.0), ("007", 7.0), ("1.5", 1.5), (" 2 ", 2.0), ("0.3", 0.3), ("60", 60.0)],
+)
+def test_retry_after_in_ascii_digits_is_read(value: str, seconds: float) -> None:
+    assert _retries.retry_after({"retry-after": value}) == seconds
+
+
+@pytest.mark.parametrize("value", ["0.000001", "0.01", "0.29", "0.2999999"])
+def test_a_retry_after_below_the_floor_waits_the_floor(value: str) -> None:
+    assert _retries.MIN_RETRY_WAIT == 0.3
+    assert _retries.retry_after({"retry-after": value}) == _retries.MIN_RETRY_WAIT
+
+
+def test_no_retry_after_makes_a_client_retry_in_a_tight_loop(
+    make_api: Callable[..., Api], mock_api: respx.MockRouter, sleeps: list[float]
+) -> None:
+    api = make_api(max_retries=20)
+    route = mock_api.get("/pets").mock(
+        return_value=error_response(503, **{"Retry-After": "0.000001"})
+    )
+
+    with pytest.raises(InternalServerError):
+        api.list_pets()
+
+    assert route.call_count == 21
+    assert sleeps == [0.3] * 20
+
+
+def test_a_test_may_lower_the_floor_for_a_block(
+    api: Api, mock_api: respx.MockRouter, sleeps: list[float]
+) -> None:
+    mock_api.get("/pets").mock(
+        side_effect=[
+            error_response(503, **{"Retry-After": "0.01"}),
+            error_response(503, **{"Retry-After": "0.01"}),
+            httpx.Response(200, json=[]),
+        ]
+    )
+
+    with retry_floor(0.0):
+        api.list_pets()
+        assert _retries.retry_after({"retry-after": "0.000001"}) == 0.000001
+    # Restored on exit, and after an error inside the block.
+    assert _retries.retry_after({"retry-after": "0.01"}) == 0.3
+    with pytest.raises(KeyError), retry_floor(0.05):
+        raise KeyError("inside")
+    assert _retries.retry_after({"retry-after": "0.01"}) == 0.3
+
+    assert sleeps == [0.01, 0.01]
+
+
+@pytest.mark.parametrize(
+    ("seconds", "error", "match"),
+    [
+        (-0.1, ValueError, "0 or more"),
+        (math.nan, ValueError, "nan"),
+        (math.inf, ValueError, "inf"),
+        (True, TypeError, "bool"),
+        ("0", TypeError, "str"),
+    ],
+)
+def test_the_floor_is_lowered_to_a_number_of_seconds_only(
+    seconds: object, error: type[Exception], match: str
+) -> None:
+    with pytest.raises(error, match=match), retry_floor(seconds):  # type: ignore[arg-type]
+        pass
+    assert _retries.retry_after({"retry-after": "0.01"}) == 0.3
+
+
+# -- the client family's pause ------------------------------------------------------------------
+
+
+def test_a_later_shorter_retry_after_does_not_cut_a_longer_pause_short() -> None:
+    pause = _retries.Pause()
+    pause.extend(60.0)
+    pause.extend(1.0)
+    assert 59.0 < pause.left() <= 60.0
+
+
+def test_threads_extending_one_pause_at_once_keep_the_longest_wait() -> None:
+    """Thread A has read the pause's end and not yet written its own (shorter) one when thread
+    B extends it: B must wait for A (the lock), not write in between and be overwritten.
+
+    The interleaving is forced, not left to timing: A stops right after reading, until B has
+    either asked for the lock (then A goes on, and B reads what A wrote) or, with no lock,
+    written its end (then A writes its stale choice over it)."""
+    b_got_in = threading.Event()
+    a_reading = threading.Event()
+    threads: dict[str, threading.Thread] = {}
+    slot: Any = vars(_retries.Pause)["_until"]  # where Pause keeps the end of the pause
+
+    class SteppedPause(_retries.Pause):
+        __slots__ = ()
+
+        @property
+        def _until(self) -> float:
+            value: float = slot.__get__(self)
+            if threading.current_thread() is threads["a"]:
+                a_reading.set()
+                assert b_got_in.wait(10)
+            return value
+
+        @_until.setter
+        def _until(self, value: float) -> None:
+            slot.__set__(self, value)
+            if threading.current_thread() is threads.get("b"):
+                b_got_in.set()
+
+    class AnnouncingLock:
+        """The pause's lock, which says when B asks for it."""
+
+        def __init__(self) -> None:
+            self._lock = threading.Lock()
+
+        def __enter__(self) -> None:
+            if threading.current_thread() is threads.get("b"):
+                b_got_in.set()
+            self._lock.acquire()
+
+        def __exit__(self, *exc_info: object) -> None:
+            self._lock.release()
+
+    pause = SteppedPause()
+    pause._lock = AnnouncingLock()  # type: ignore[assignment]
+    threads["a"] = threading.Thread(target=pause.extend, args=(10.0,))
+    threads["a"].start()
+    assert a_reading.wait(10)
+    threads["b"] = threading.Thread(target=pause.extend, args=(60.0,))
+    threads["b"].start()
+    for thread in threads.values():
+        thread.join(10)
+
+    assert 59.0 < pause.left() <= 60.0

@@ -1,0 +1,236 @@
+"""The API key is nowhere it was not sent: after a client's calls, errors and close, no object
+the process can reach (from its modules or through the garbage collector) holds it.
+
+This is the guard for the next cache: whatever an SDK module, a backend or a library keeps of
+what was sent, if it holds the key after the client is gone, the walk below finds it, on every
+backend (httpx and httpx2, sync and async, aiohttp) and on the store's in-process clients.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import gc
+import logging
+import secrets
+import sys
+import types
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import httpx
+import pytest
+
+from animalstore_client import (
+    APIConnectionError,
+    AsyncClient,
+    AuthenticationError,
+    Client,
+    DefaultAioHttpClient,
+    DefaultAsyncHttpx2Client,
+    DefaultHttpx2Client,
+)
+from animalstore_client.testing import FakeAnimalStore, retry_floor
+from tests.reliability.conftest import (
+    PET,
+    SYNC_KINDS,
+    Api,
+    close_in,
+    error_body,
+    free_port,
+)
+from tests.reliability.faultserver import FaultServer, Hangup, Reply
+
+
+class Secret:
+    """A fresh random key that the test itself never keeps as a ``str``.
+
+    The walk compares against strings made for it and left out of it by identity; what the
+    test holds is the key reversed, which contains no occurrence of it.
+    """
+
+    def __init__(self) -> None:
+        self._reversed = f"sk-nowhere-{secrets.token_hex(12)}"[::-1]
+
+    def key(self) -> str:
+        """A new ``str`` of the key, to hand to a client (which may keep that very object)."""
+        return self._reversed[::-1]
+
+    def holders(self) -> list[str]:
+        """What, reachable from the modules or the collector, holds the key (str or bytes,
+        alone or as ``Bearer <key>``); each found text described by the object holding it."""
+        needle = self.key()
+        raw = needle.encode()
+        gc.collect()
+        gc.collect()
+        roots: list[object] = [sys.modules, *gc.get_objects()]
+        mine = {id(needle), id(raw), id(roots)}
+        seen = set(mine) | {id(root) for root in roots}
+        pending: list[tuple[object, object]] = [(root, None) for root in roots]
+        found: list[str] = []
+        while pending:
+            obj, parent = pending.pop()
+            if isinstance(obj, str):
+                hit = needle in obj
+            elif isinstance(obj, (bytes, bytearray)):
+                hit = raw in obj
+            else:
+                for referent in gc.get_referents(obj):
+                    if id(referent) not in seen:
+                        seen.add(id(referent))
+                        pending.append((referent, obj))
+                continue
+            if hit and parent is not None:
+                holder = type(parent)
+                shown = repr(parent)[:200] if isinstance(parent, types.FrameType) else ""
+                found.append(f"{holder.__module__}.{holder.__qualname__} {shown}".strip())
+        del roots, pending
+        return found
+
+
+@pytest.fixture
+def secret() -> Secret:
+    return Secret()
+
+
+def http_client_of(kind: str, **options: Any) -> Any:
+    """The ``http_client`` for a client of ``kind`` (``None``: the SDK's own pool).
+
+    For ``"aiohttp"``, call it inside a coroutine.
+    """
+    factories: dict[str, Callable[..., Any]] = {
+        "aiohttp": DefaultAioHttpClient,
+        "httpx2-sync": DefaultHttpx2Client,
+        "httpx2-async": DefaultAsyncHttpx2Client,
+        "sync": httpx.Client,
+        "async": httpx.AsyncClient,
+    }
+    if not options and kind in ("sync", "async"):
+        return None
+    return factories[kind](**options)
+
+
+@pytest.fixture
+def sdk_debug_log() -> Iterator[None]:
+    """The SDK logs at DEBUG, each attempt's outcome included, to a handler that keeps them."""
+    logger = logging.getLogger("animalstore_client")
+    level = logger.level
+    logger.setLevel(logging.DEBUG)
+    yield
+    logger.setLevel(level)
+
+
+def test_no_object_holds_the_key_after_a_clients_calls_errors_and_close(
+    kind: str, aloop: asyncio.AbstractEventLoop, secret: Secret, sdk_debug_log: None
+) -> None:
+    with retry_floor(0.0):
+        server = FaultServer().start()
+        try:
+            run_on_backend(kind, aloop, secret.key(), server)
+            assert server.requests[0].header("authorization") == f"Bearer {secret.key()}"
+        finally:
+            server.close()
+    del server
+
+    assert secret.holders() == []
+
+
+def run_on_backend(
+    kind: str, aloop: asyncio.AbstractEventLoop, key: str, server: FaultServer
+) -> None:
+    """Make a client of ``kind`` with ``key``, exercise it, close it and its library's client."""
+
+    async def make_http() -> Any:
+        return http_client_of(kind)
+
+    http = aloop.run_until_complete(make_http())
+    options: dict[str, Any] = {"api_key": key, "base_url": server.base_url, "http_client": http}
+    client = Client(**options) if kind in SYNC_KINDS else AsyncClient(**options)
+    api = Api(client, aloop, kind)
+    try:
+        calls(api, server)
+    finally:
+        api.close()
+        if http is not None:
+            close_in(aloop, http)
+
+
+def calls(api: Api, server: FaultServer) -> None:
+    """Calls that succeed, retry, fail with an answer and fail without one; raw ones too."""
+    server.script(
+        Reply(200, json=[PET]),
+        Reply(503, headers={"Retry-After": "0.01"}),
+        Reply(201, json=PET),
+        Reply(200, json=[PET]),
+        Reply(401, json=error_body(401, "unauthorized")),
+        Hangup(),
+    )
+    assert len(api.list_pets()) == 1
+    api.create_pet(name="Rex", category_id=3)
+    raw = api.raw.list_pets()
+    assert raw.status_code == 200
+    assert raw.http_response.request.method == "GET"  # views are built when first read
+    del raw
+    with pytest.raises(AuthenticationError):
+        api.list_pets()
+    with pytest.raises(APIConnectionError):
+        api.with_options(max_retries=0).list_pets()
+    assert len(server.requests) == 6
+
+
+def test_no_object_holds_the_key_after_a_refused_connection(
+    kind: str, aloop: asyncio.AbstractEventLoop, secret: Secret, sdk_debug_log: None
+) -> None:
+    async def make_http() -> Any:
+        return http_client_of(kind)
+
+    http = aloop.run_until_complete(make_http())
+    base_url = f"http://127.0.0.1:{free_port()}/v1"
+    options: dict[str, Any] = {"api_key": secret.key(), "base_url": base_url, "http_client": http}
+    client = Client(**options) if kind in SYNC_KINDS else AsyncClient(**options)
+    api = Api(client, aloop, kind)
+    with pytest.raises(APIConnectionError):
+        api.with_options(max_retries=0).list_pets()
+    api.close()
+    if http is not None:
+        close_in(aloop, http)
+    del api, client, http, options
+
+    assert secret.holders() == []
+
+
+@pytest.mark.parametrize("flavour", ["sync", "async"])
+def test_no_object_holds_the_key_after_the_stores_in_process_clients_are_dropped(
+    flavour: str, aloop: asyncio.AbstractEventLoop, secret: Secret, sdk_debug_log: None
+) -> None:
+    store = FakeAnimalStore(api_keys={secret.key()})
+    api = Api(store.client() if flavour == "sync" else store.async_client(), aloop, flavour)
+    api.create_pet(name="Rex", category_id=3)
+    assert len(api.list_pets()) == 1
+    assert api.raw.list_pets().status_code == 200
+    with pytest.raises(AuthenticationError):
+        api.with_options(api_key=secret.key() + "-wrong").list_pets()
+    assert store.requests[0].headers["authorization"] == f"Bearer {secret.key()}"
+    api.close()
+    del api, store
+
+    assert secret.holders() == []
+
+
+def test_the_walk_finds_a_key_that_a_module_keeps(secret: Secret) -> None:
+    """The guard guards: a key kept in module state (as the httpx family's cache did), as a
+    str, as bytes or inside a ``Bearer`` value, is found; once dropped, it is not."""
+    module = types.ModuleType("tests_reliability_fake_cache")
+    sys.modules[module.__name__] = module
+    try:
+        forms: list[Callable[[], object]] = [
+            secret.key,
+            lambda: secret.key().encode(),
+            lambda: f"Bearer {secret.key()}",
+        ]
+        for form in forms:
+            module.cache = {"authorization": form()}  # type: ignore[attr-defined]
+            assert secret.holders() == ["builtins.dict"]
+            del module.cache
+            assert secret.holders() == []
+    finally:
+        del sys.modules[module.__name__]
