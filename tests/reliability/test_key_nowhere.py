@@ -9,8 +9,10 @@ backend (httpx and httpx2, sync and async, aiohttp) and on the store's in-proces
 from __future__ import annotations
 
 import asyncio
+import copy
 import gc
 import logging
+import pickle
 import secrets
 import sys
 import types
@@ -29,6 +31,7 @@ from animalstore_client import (
     DefaultAsyncHttpx2Client,
     DefaultHttpx2Client,
 )
+from animalstore_client._core.wire import REDACTED
 from animalstore_client.testing import FakeAnimalStore, retry_floor
 from tests.reliability.conftest import (
     PET,
@@ -234,3 +237,126 @@ def test_the_walk_finds_a_key_that_a_module_keeps(secret: Secret) -> None:
             assert secret.holders() == []
     finally:
         del sys.modules[module.__name__]
+
+
+# -- a raw response pickles without the key ---------------------------------------------------
+
+
+PROTOCOLS = range(2, pickle.HIGHEST_PROTOCOL + 1)
+
+
+def check_pickled_raw_responses(api: Api, key: str) -> None:
+    """A raw response to each operation pickles and copies without the key, and keeps what a
+    user reads of it: status, headers, body, the parsed result, the request's method and URL."""
+    raws = [
+        api.raw.list_pets(),
+        api.raw.create_pet(name="Rex", category_id=3),
+    ]
+    for raw in raws:
+        copies = [pickle.loads(pickle.dumps(raw, protocol)) for protocol in PROTOCOLS]
+        for protocol in PROTOCOLS:
+            data = pickle.dumps(raw, protocol)
+            assert key.encode() not in data
+        copies.append(copy.deepcopy(raw))
+        for copied in copies:
+            assert type(copied) is type(raw)
+            assert copied.status_code == raw.status_code
+            assert copied.content == raw.content
+            assert copied.headers == raw.headers
+            assert copied.request_id == raw.request_id
+            assert copied.retries_taken == raw.retries_taken
+            assert copied.parse() == raw.parse()
+            request = copied.http_response.request
+            assert (request.method, request.url) == (
+                raw.http_response.request.method,
+                raw.http_response.request.url,
+            )
+            assert "authorization" not in copied.http_response.request.headers
+
+
+def test_a_raw_response_pickles_without_the_key(
+    server: FaultServer, make_client: Callable[..., Api], secret: Secret
+) -> None:
+    server.script(Reply(200, json=[PET], headers={"x-request-id": "req_9"}), Reply(201, json=PET))
+    api = make_client(server, api_key=secret.key())
+
+    check_pickled_raw_responses(api, secret.key())
+
+    assert [r.header("authorization") for r in server.requests] == [f"Bearer {secret.key()}"] * 2
+
+
+@pytest.mark.parametrize("flavour", ["sync", "async"])
+def test_a_raw_response_of_the_stores_in_process_clients_pickles_without_the_key(
+    flavour: str, aloop: asyncio.AbstractEventLoop, secret: Secret
+) -> None:
+    store = FakeAnimalStore(api_keys={secret.key()})
+    api = Api(store.client() if flavour == "sync" else store.async_client(), aloop, flavour)
+    try:
+        check_pickled_raw_responses(api, secret.key())
+    finally:
+        api.close()
+
+
+# -- a message the SDK takes from elsewhere has no key ------------------------------------------
+
+
+def quoting_hook_client(kind: str) -> Any:
+    """A user's own client whose request hook (middleware, for aiohttp) refuses every request
+    with a message that quotes its ``Authorization`` header, as text and as bytes."""
+
+    def refusal(value: str) -> ValueError:
+        return ValueError(f"refused {value} (raw {value.encode()!r})")
+
+    def hook(request: Any) -> None:
+        raise refusal(request.headers["authorization"])
+
+    async def async_hook(request: Any) -> None:
+        raise refusal(request.headers["authorization"])
+
+    async def middleware(request: Any, handler: Any) -> Any:
+        raise refusal(request.headers["Authorization"])
+
+    if kind == "aiohttp":
+        return DefaultAioHttpClient(middlewares=(middleware,))
+    hooks = {"request": [hook if kind in SYNC_KINDS else async_hook]}
+    return http_client_of(kind, event_hooks=hooks)
+
+
+def test_a_hooks_message_quoting_the_key_reaches_no_exception_pickle_or_log_line(
+    server: FaultServer,
+    kind: str,
+    aloop: asyncio.AbstractEventLoop,
+    secret: Secret,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    caplog.set_level(logging.DEBUG, logger="animalstore_client")
+
+    async def make_http() -> Any:
+        return quoting_hook_client(kind)
+
+    http = aloop.run_until_complete(make_http())
+    options: dict[str, Any] = {
+        "api_key": secret.key(),
+        "base_url": server.base_url,
+        "http_client": http,
+        "max_retries": 2,
+    }
+    api = Api(Client(**options) if kind in SYNC_KINDS else AsyncClient(**options), aloop, kind)
+    try:
+        with pytest.raises(APIConnectionError) as caught:
+            api.list_pets()
+    finally:
+        api.close()
+        close_in(aloop, http)
+
+    error = caught.value
+    assert type(error) is APIConnectionError
+    # What the hook said is there, the key replaced by the marker (the Bearer value whole).
+    assert f"ValueError: refused {REDACTED} (raw b'{REDACTED}')" in error.message
+    shown = [str(error), repr(error), repr(error.args), error.message]
+    shown += [pickle.dumps(error, protocol).decode("latin-1") for protocol in PROTOCOLS]
+    lines = [r.getMessage() for r in caplog.records if r.name == "animalstore_client"]
+    assert any(REDACTED in line for line in lines)  # the attempt's DEBUG line
+    shown += lines
+    assert [text for text in shown if secret.key() in text] == []
+    assert server.requests == []  # the hook refused before anything was sent
