@@ -6,6 +6,7 @@ import json
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
+import attrs
 import httpx
 
 from animalstore_client._core.converter import WireFormatError, structure
@@ -195,8 +196,9 @@ def status_error(
     Args:
         answer: the non-2xx answer.
         base_url: the client's ``base_url``.
-        scrub: redacts the client's key from the message (the server's words); ``None``
-            when the key is not known.
+        scrub: redacts the client's key from what the server said (the message, the Error
+            body's ``code`` and ``message``, the request id); ``None`` when the key is not
+            known.
 
     Returns:
         An instance of the subclass the status maps to.
@@ -205,13 +207,18 @@ def status_error(
         error: Error | None = structure(_decoded_json(answer), Error)
     except ValueError:
         error = None
+    request_id = answer.headers.get("x-request-id")
+    if scrub is not None:
+        if error is not None:
+            error = attrs.evolve(error, code=scrub(error.code), message=scrub(error.message))
+        request_id = None if request_id is None else scrub(request_id)
     message = error.message if error is not None else _excerpt(answer)
-    if answer.status_code == 404 and base_url and not base_url.rstrip("/").endswith("/v1"):
-        message += f" (base_url {base_url!r} does not end in /v1, as the API's address does)"
     if scrub is not None:
         message = scrub(message)
+    if answer.status_code == 404 and base_url and not base_url.rstrip("/").endswith("/v1"):
+        message += f" (base_url {base_url!r} does not end in /v1, as the API's address does)"
     exception = from_source(status_error_class(answer.status_code), message, answer.recorded())
-    exception._set_fields(answer.status_code, answer.headers.get("x-request-id"), error)
+    exception._set_fields(answer.status_code, request_id, error)
     return exception
 
 

@@ -16,6 +16,7 @@ redacted. Only a response that httpx itself read in full is handed out as it is.
 from __future__ import annotations
 
 import enum
+import itertools
 import time
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from datetime import timedelta
@@ -55,7 +56,8 @@ def redacted(text: str, key: str) -> str:
     For a message the SDK takes from elsewhere (a library's error, a user's hook, auth or
     transport, the server's body) and puts into its own exception or log line. The key is
     also looked for as ``repr`` and JSON write it (a quote or backslash escaped), as a
-    message quoting a header or a body would show it.
+    message quoting a header or a body would show it. Occurrences that overlap or touch make
+    one ``REDACTED``; so does ``Bearer <key>``.
 
     Args:
         text: the message.
@@ -66,10 +68,25 @@ def redacted(text: str, key: str) -> str:
     """
     import json
 
-    for form in dict.fromkeys((key, repr(key)[1:-1], json.dumps(key)[1:-1])):
-        if form in text:
-            text = text.replace(f"Bearer {form}", REDACTED).replace(form, REDACTED)
-    return text
+    forms = {key, repr(key)[1:-1], json.dumps(key)[1:-1]}
+    if not any(form in text for form in forms):
+        return text
+    hidden = bytearray(len(text))  # 1 for each character of an occurrence
+    for form in forms:
+        for found in (f"Bearer {form}", form):
+            start = text.find(found)
+            while start != -1:
+                hidden[start : start + len(found)] = b"\x01" * len(found)
+                start = text.find(found, start + 1)
+    pieces = []
+    start = 0
+    for secret, run in itertools.groupby(hidden):
+        length = sum(1 for _ in run)
+        pieces.append(REDACTED if secret else text[start : start + length])
+        start += length
+    return "".join(pieces)
+
+
 #: The content codings the SDK asks for (``Accept-Encoding``) and reads: those whose decoders,
 #: on every backend, hand out a body in pieces, so that the size cap bounds a bomb's cost.
 #: httpx decodes ``br`` and ``zstd`` one read at a time in one piece (1.6 KB of brotli can be

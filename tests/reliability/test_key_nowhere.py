@@ -24,12 +24,14 @@ import pytest
 
 from animalstore_client import (
     APIConnectionError,
+    APIResponseValidationError,
     AsyncClient,
     AuthenticationError,
     Client,
     DefaultAioHttpClient,
     DefaultAsyncHttpx2Client,
     DefaultHttpx2Client,
+    InternalServerError,
 )
 from animalstore_client._core.wire import REDACTED
 from animalstore_client.testing import FakeAnimalStore, retry_floor
@@ -360,3 +362,35 @@ def test_a_hooks_message_quoting_the_key_reaches_no_exception_pickle_or_log_line
     shown += lines
     assert [text for text in shown if secret.key() in text] == []
     assert server.requests == []  # the hook refused before anything was sent
+
+
+def test_a_server_that_echoes_the_key_gets_it_redacted_in_the_sdks_errors(
+    server: FaultServer, make_client: Callable[..., Api], secret: Secret
+) -> None:
+    key = secret.key()
+    server.script(
+        Reply(401, json=error_body(401, f"bad_{key}", f"invalid key Bearer {key}")),
+        Reply(200, json={"id": key, "name": "Rex", "categoryId": 3}),
+        Reply(502, body=f"<html>proxy: upstream refused {key}</html>".encode()),
+    )
+    api = make_client(server, api_key=key, max_retries=0)
+
+    with pytest.raises(AuthenticationError) as refused:
+        api.list_pets()
+    with pytest.raises(APIResponseValidationError) as invalid:
+        api.get_pet(1)
+    with pytest.raises(InternalServerError) as failed:
+        api.get_pet(1)
+    errors: list[Exception] = [refused.value, invalid.value, failed.value]
+
+    assert refused.value.message == f"invalid key {REDACTED}"
+    assert refused.value.error is not None
+    assert (refused.value.error.code, refused.value.error.message) == (
+        f"bad_{REDACTED}",
+        f"invalid key {REDACTED}",
+    )
+    assert str(refused.value) == f"401 bad_{REDACTED}: invalid key {REDACTED}"
+    assert str(invalid.value).endswith(f"expected an integer, got str '{REDACTED}'")
+    assert failed.value.message == f"<html>proxy: upstream refused {REDACTED}</html>"
+    shown = [text for error in errors for text in (str(error), repr(error), repr(error.args))]
+    assert [text for text in shown if key in text] == []

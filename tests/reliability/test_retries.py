@@ -4,6 +4,7 @@ and that ``create_pet`` never reaches the service twice.
 
 from __future__ import annotations
 
+import itertools
 import math
 import re
 import time
@@ -356,3 +357,43 @@ def test_each_create_pet_call_has_its_own_idempotency_key(
     assert all(re.fullmatch(r"[0-9a-f]{8}(-[0-9a-f]{4}){3}-[0-9a-f]{12}", k or "") for k in keys)
     assert listing.header("idempotency-key") is None
     assert [p.id for p in store.pets] == [1, 2]
+
+
+def test_no_retry_after_makes_a_client_retry_in_a_tight_loop(
+    server: FaultServer, make_client: Callable[..., Api]
+) -> None:
+    """A server asking for a millionth of a second gets ``max_retries + 1`` attempts, each at
+    least the floor (0.3 s) after the one before, over a real socket on every backend."""
+    server.script(*[failure(503, **{"Retry-After": "0.000001"})] * 10)
+    api = make_client(server, max_retries=3)
+
+    with pytest.raises(InternalServerError):
+        api.list_pets()
+
+    sent = [request.received_at for request in server.requests]
+    assert len(sent) == 4
+    gaps = [later - earlier for earlier, later in itertools.pairwise(sent)]
+    assert min(gaps) >= _retries.MIN_RETRY_WAIT == 0.3
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        "1_0",  # int() reads it as 10
+        "\u0665".encode().decode("latin-1"),  # ARABIC-INDIC DIGIT FIVE, as UTF-8 on the wire
+        "\uff11\uff10".encode().decode("latin-1"),  # FULLWIDTH "10"
+        "1e1",
+    ],
+    ids=["underscore", "arabic-indic", "fullwidth", "exponent"],
+)
+def test_a_retry_after_in_anything_but_ascii_digits_gets_the_backoff(
+    server: FaultServer, make_client: Callable[..., Api], sleeps: list[float], value: str
+) -> None:
+    server.script(failure(503, **{"Retry-After": value}), Reply(200, json=[PET]))
+    api = make_client(server, max_retries=1)
+
+    assert len(api.list_pets()) == 1
+
+    assert len(server.requests) == 2
+    (wait,) = sleeps
+    assert 0.75 * _retries.INITIAL_DELAY <= wait <= _retries.INITIAL_DELAY
