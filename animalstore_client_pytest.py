@@ -14,7 +14,9 @@ Installing the SDK registers this module with pytest (the ``pytest11`` entry poi
 
 All four share the test's one store: faults scripted with ``animalstore_store.inject(...)``
 apply to each. The clients keep the SDK's defaults (2 retries); pass other options by making
-your own from the store (``animalstore_store.client(max_retries=0)``).
+your own from the store (``animalstore_store.client(max_retries=0)``). Like every client, they
+wait at least 0.3 s before a retry whatever ``Retry-After`` says; a test lowers that floor with
+``animalstore_client.testing.retry_floor``.
 
 This module lives outside the ``animalstore_client`` package so that loading it costs pytest
 next to nothing: it imports the SDK only when a test asks for one of its fixtures. Turn it off

@@ -984,11 +984,11 @@ def test_a_bad_deadline_is_a_usage_error(value: str) -> None:
 
 
 def retrying_server() -> Any:
-    """A fault server that answers 503 (asking for a 0.1 s wait), then an empty list."""
+    """A fault server that answers 503 (asking for a 0.4 s wait), then an empty list."""
     from tests.reliability.faultserver import FaultServer, Reply
 
     server = FaultServer(default=Reply(200, json=[])).start()
-    server.script(Reply(503, headers={"Retry-After": "0.1"}))
+    server.script(Reply(503, headers={"Retry-After": "0.4"}))
     return server
 
 
@@ -1023,7 +1023,7 @@ def test_each_retry_is_a_line_on_stderr_when_it_is_a_terminal() -> None:
         server.close()
     assert (result.returncode, result.stdout) == (0, "[]\n")
     assert result.stderr_lines() == [
-        f"retrying GET {server.base_url}/pets in 0.1 s after 503 (attempt 2 of 3)"
+        f"retrying GET {server.base_url}/pets in 0.4 s after 503 (attempt 2 of 3)"
     ]
     assert len(server.requests) == 2
 
@@ -1064,7 +1064,7 @@ def test_retry_lines_are_not_printed_twice_beside_the_sdk_log() -> None:
         server.close()
     assert (result.returncode, result.stdout) == (0, "[]\n")
     [line] = [line for line in result.stderr_lines() if "retrying GET" in line]
-    assert line.endswith(f"retrying GET {server.base_url}/pets in 0.1 s after 503 (attempt 2 of 3)")
+    assert line.endswith(f"retrying GET {server.base_url}/pets in 0.4 s after 503 (attempt 2 of 3)")
 
 
 @POSIX_ONLY
