@@ -226,7 +226,9 @@ class Fault:
                 (``"unavailable"`` for 503, ``"rate_limited"`` for 429 ...).
             message: the Error's ``message``; by default ``"injected fault: 503 Service
                 Unavailable"`` and the like.
-            retry_after: seconds for a ``Retry-After`` header (``2``; ``0.05`` for a quick test).
+            retry_after: seconds for a ``Retry-After`` header (``2``; ``0.05`` for a quick
+                test, which a client waits as written only under ``retry_floor``: otherwise at
+                least 0.3 s).
             headers: more headers for the answer (``{"Sunset": "..."}``); not the ones that
                 frame the message (``Content-Length``, ``Transfer-Encoding``, ``Connection``).
             operation: the requests it applies to.
