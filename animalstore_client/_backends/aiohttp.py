@@ -280,13 +280,14 @@ class AiohttpSender:
             return classify(exc.error, request)
         except (aiohttp.ClientError, asyncio.TimeoutError) as exc:
             return classify(exc, request)
-        except ValueError as exc:
-            # Raised before sending when credentials of the session's own (its auth=, or a
-            # .netrc entry read with trust_env) collide with the SDK's Authorization header.
-            return classify(exc, request)
-        except RuntimeError:
-            if not self.session.closed:
-                raise
+        except Exception as exc:
+            if not (isinstance(exc, RuntimeError) and self.session.closed):
+                # Anything else a user's middleware or trace hook raises, or aiohttp's
+                # ValueError for credentials of the session's own (its auth=, or a .netrc entry
+                # read with trust_env) that collide with the SDK's Authorization header, ends
+                # the attempt as fatal, as on httpx: let through, its traceback would hold the
+                # request's headers, and its message (redacted in the SDK's) may quote them.
+                return classify(exc, request)
         else:
             details = (response.raw_headers, response.reason or "", b"HTTP/1.1")
             return Answer(

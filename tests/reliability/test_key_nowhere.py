@@ -300,12 +300,12 @@ def test_a_raw_response_of_the_stores_in_process_clients_pickles_without_the_key
 # -- a message the SDK takes from elsewhere has no key ------------------------------------------
 
 
-def quoting_hook_client(kind: str) -> Any:
+def quoting_hook_client(kind: str, error: type[Exception]) -> Any:
     """A user's own client whose request hook (middleware, for aiohttp) refuses every request
-    with a message that quotes its ``Authorization`` header, as text and as bytes."""
+    with an ``error`` whose message quotes its ``Authorization`` header, as text and as bytes."""
 
-    def refusal(value: str) -> ValueError:
-        return ValueError(f"refused {value} (raw {value.encode()!r})")
+    def refusal(value: str) -> Exception:
+        return error(f"refused {value} (raw {value.encode()!r})")
 
     def hook(request: Any) -> None:
         raise refusal(request.headers["authorization"])
@@ -322,9 +322,11 @@ def quoting_hook_client(kind: str) -> Any:
     return http_client_of(kind, event_hooks=hooks)
 
 
+@pytest.mark.parametrize("hook_error", [ValueError, RuntimeError, TypeError])
 def test_a_hooks_message_quoting_the_key_reaches_no_exception_pickle_or_log_line(
     server: FaultServer,
     kind: str,
+    hook_error: type[Exception],
     aloop: asyncio.AbstractEventLoop,
     secret: Secret,
     caplog: pytest.LogCaptureFixture,
@@ -332,7 +334,7 @@ def test_a_hooks_message_quoting_the_key_reaches_no_exception_pickle_or_log_line
     caplog.set_level(logging.DEBUG, logger="animalstore_client")
 
     async def make_http() -> Any:
-        return quoting_hook_client(kind)
+        return quoting_hook_client(kind, hook_error)
 
     http = aloop.run_until_complete(make_http())
     options: dict[str, Any] = {
@@ -352,7 +354,7 @@ def test_a_hooks_message_quoting_the_key_reaches_no_exception_pickle_or_log_line
     error = caught.value
     assert type(error) is APIConnectionError
     # What the hook said is there, the key replaced by the marker (the Bearer value whole).
-    assert f"ValueError: refused {REDACTED} (raw b'{REDACTED}')" in error.message
+    assert f"{hook_error.__name__}: refused {REDACTED} (raw b'{REDACTED}')" in error.message
     shown = [str(error), repr(error), repr(error.args), error.message]
     shown += [pickle.dumps(error, protocol).decode("latin-1") for protocol in PROTOCOLS]
     lines = [r.getMessage() for r in caplog.records if r.name == "animalstore_client"]
