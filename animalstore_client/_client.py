@@ -805,7 +805,7 @@ def _warned(operation: ops.Operation[T]) -> ops.Operation[T]:
     return operation
 
 
-class RawResponses(RawView[Client]):
+class RawResponses(RawView):
     """``Client.with_raw_response``: the same methods, each returning an ``APIResponse``.
 
     Read its status, headers or ``x-request-id``; ``.parse()`` gives the result.
@@ -820,7 +820,7 @@ class RawResponses(RawView[Client]):
     get_pet: Final = deprecated_raw(raw_method(Client.get_pet))  # type: ignore[deprecated]
 
 
-class AsyncRawResponses(RawView[AsyncClient]):
+class AsyncRawResponses(RawView):
     """``AsyncClient.with_raw_response``: the same coroutines, each giving an ``APIResponse``.
 
     Await a method, then read the status, headers or ``x-request-id``; ``.parse()`` is a

@@ -40,10 +40,7 @@ class _Client(Protocol):
     def _raw_copy(self) -> Any: ...
 
 
-C = TypeVar("C", bound=_Client)
-
-
-class RawView(Generic[C]):
+class RawView:
     """What both raw views hold: a raw copy of their client, which follows its closing.
 
     Made by ``client.with_raw_response``, not by users. ``get_pet`` is deprecated on a view
@@ -55,7 +52,7 @@ class RawView(Generic[C]):
 
     __slots__ = ("_raw",)
 
-    def __init__(self, client: C) -> None:
+    def __init__(self, client: _Client) -> None:
         self._raw = client._raw_copy()
 
 
@@ -70,8 +67,8 @@ if TYPE_CHECKING:
         @overload
         def __get__(self, view: None, owner: type[Any]) -> Callable[Concatenate[Any, P], R]: ...
         @overload
-        def __get__(self, view: RawView[Any], owner: type[Any]) -> Callable[P, R]: ...
-        def __get__(self, view: RawView[Any] | None, owner: type[Any]) -> Any: ...
+        def __get__(self, view: RawView, owner: type[Any]) -> Callable[P, R]: ...
+        def __get__(self, view: RawView | None, owner: type[Any]) -> Any: ...
 
     class _DeprecatedRawMethod(_RawMethod[P, R]):
         """A deprecated client method on a raw view: type checkers flag its use there too."""
@@ -84,15 +81,15 @@ if TYPE_CHECKING:
             "get_pet() calls GET /pets/{petId}, which is deprecated and will be removed on "
             "5 December 2030; use list_pets() with a status filter instead"
         )
-        def __get__(self, view: RawView[Any], owner: type[Any]) -> Callable[P, R]: ...
-        def __get__(self, view: RawView[Any] | None, owner: type[Any]) -> Any: ...
+        def __get__(self, view: RawView, owner: type[Any]) -> Callable[P, R]: ...
+        def __get__(self, view: RawView | None, owner: type[Any]) -> Any: ...
 
 
 def raw_method(method: Callable[Concatenate[Any, P], T]) -> _RawMethod[P, APIResponse[T]]:
     """Return the raw view's counterpart of a ``Client`` method."""
     name = method.__name__
 
-    def call(view: RawView[Any], /, *args: Any, **kwargs: Any) -> Any:
+    def call(view: RawView, /, *args: Any, **kwargs: Any) -> Any:
         return getattr(view._raw, name)(*args, **kwargs)
 
     return cast("_RawMethod[P, APIResponse[T]]", _as_raw(call, method))
@@ -104,7 +101,7 @@ def raw_async_method(
     """Return the raw view's counterpart of an ``AsyncClient`` method."""
     name = method.__name__
 
-    async def call(view: RawView[Any], /, *args: Any, **kwargs: Any) -> Any:
+    async def call(view: RawView, /, *args: Any, **kwargs: Any) -> Any:
         return await getattr(view._raw, name)(*args, **kwargs)
 
     return cast("_RawMethod[P, Coroutine[Any, Any, APIResponse[T]]]", _as_raw(call, method))

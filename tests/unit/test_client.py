@@ -25,6 +25,7 @@ from animalstore_client import (
     InternalServerError,
 )
 from tests.conftest import API_KEY, BASE_URL, Api
+from tests.contract.operations import METHOD_NAMES
 
 PET = {"id": 7, "name": "Rex", "categoryId": 3}
 
@@ -134,7 +135,7 @@ def test_raw_views_expose_the_same_methods(loop: asyncio.AbstractEventLoop) -> N
     with Client(api_key=API_KEY) as client:
         sync_view = client.with_raw_response
     async_view = AsyncClient(api_key=API_KEY).with_raw_response
-    for name in ("list_pets", "create_pet", "get_pet"):
+    for name in METHOD_NAMES:
         sync_signature = inspect.signature(getattr(sync_view, name))
         assert sync_signature.parameters == inspect.signature(getattr(async_view, name)).parameters
     assert client.with_raw_response is sync_view
