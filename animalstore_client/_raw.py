@@ -37,6 +37,8 @@ T = TypeVar("T")
 
 
 class _Client(Protocol):
+    """What a raw view needs of its client: ``Client`` or ``AsyncClient``."""
+
     def _raw_copy(self) -> Any: ...
 
 

@@ -908,3 +908,32 @@ def test_create_over_http_refuses_a_lone_surrogate_name(store: FakeAnimalStore) 
     )
     assert store.pets == []
     assert (listed.status_code, listed.json()) == (200, [])
+
+
+def test_an_answer_without_a_body_has_no_json_and_no_content_type(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # No operation answers without a body yet (a DELETE would, with 204): a route is added.
+    from animalstore_client.testing import _store
+
+    def forget(store: FakeAnimalStore, call: Any) -> tuple[int, object]:
+        return 204, None
+
+    pattern, template, handlers = _store._ROUTES[1]
+    routes = (*_store._ROUTES[:1], (pattern, template, {**handlers, "DELETE": forget}))
+    monkeypatch.setattr(_store, "_ROUTES", routes)
+    monkeypatch.setitem(_store.OPERATION_OF_ROUTE, "DELETE /pets/{petId}", "delete")
+    served = FakeAnimalStore(api_keys=("k",))
+
+    status, headers, body = served.handle(
+        "DELETE", "/v1/pets/1", "", {"Authorization": "Bearer k"}, b""
+    )
+
+    assert (status, body) == (204, b"")
+    assert [name for name, _ in headers] == ["content-length", "x-request-id"]
+    assert dict(headers)["content-length"] == "0"
+    # Over a socket too, as the SDK's backends read it.
+    with served.serve() as base_url:
+        answer = httpx.delete(f"{base_url}/pets/1", headers={"Authorization": "Bearer k"})
+    assert (answer.status_code, answer.content) == (204, b"")
+    assert "content-type" not in answer.headers
