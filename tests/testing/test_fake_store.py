@@ -914,7 +914,7 @@ def test_an_answer_without_a_body_has_no_json_and_no_content_type(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     # No operation answers without a body yet (a DELETE would, with 204): a route is added.
-    from animalstore_client.testing import _store
+    from animalstore_client.testing import _faults, _store
 
     def forget(store: FakeAnimalStore, call: Any) -> tuple[int, object]:
         return 204, None
@@ -922,7 +922,7 @@ def test_an_answer_without_a_body_has_no_json_and_no_content_type(
     pattern, template, handlers = _store._ROUTES[1]
     routes = (*_store._ROUTES[:1], (pattern, template, {**handlers, "DELETE": forget}))
     monkeypatch.setattr(_store, "_ROUTES", routes)
-    monkeypatch.setitem(_store.OPERATION_OF_ROUTE, "DELETE /pets/{petId}", "delete")
+    monkeypatch.setitem(_faults.OPERATION_OF_ROUTE, "DELETE /pets/{petId}", "delete")
     served = FakeAnimalStore(api_keys=("k",))
 
     status, headers, body = served.handle(
