@@ -94,7 +94,8 @@ def missing_places(spec: tuple[SpecOperation, ...]) -> list[str]:
         routes,
     )
     compare(
-        "the fault names (OperationName in animalstore_client/testing/_faults.py)",
+        "the fault names (OperationName in animalstore_client/testing/_faults.py, as in "
+        "OPERATION_OF_ROUTE)",
         set(get_args(OperationName)) - {"any"},
         set(OPERATION_OF_ROUTE.values()),
     )
@@ -121,26 +122,27 @@ def missing_places(spec: tuple[SpecOperation, ...]) -> list[str]:
 
 
 def test_every_operation_is_in_every_place() -> None:
-    assert missing_places(operations()) == []
+    problems = missing_places(operations())
+    assert not problems, "\n".join(["places that miss an operation:", *problems])
 
 
 def test_an_operation_missing_from_a_place_is_named() -> None:
     spec = operations()
-    added = SpecOperation("DELETE", "/pets/{petId}", "deletePet", deprecated=False)
+    # An operation no place has (and none ever will: no such method).
+    added = SpecOperation("PURGE", "/kennels", "purgeKennels", deprecated=False)
     problems = missing_places((*spec, added))
     named = {
-        "the recipes (animalstore_client/_core/operations.py, __all__): no delete_pet",
-        "Client (animalstore_client/_client.py): no delete_pet",
-        "AsyncClient (animalstore_client/_client.py): no delete_pet",
-        "RawResponses (animalstore_client/_client.py): no delete_pet",
-        "AsyncRawResponses (animalstore_client/_client.py): no delete_pet",
-        "the store's routes (_ROUTES in animalstore_client/testing/_store.py): "
-        "no DELETE /pets/{petId}",
+        "the recipes (animalstore_client/_core/operations.py, __all__): no purge_kennels",
+        "Client (animalstore_client/_client.py): no purge_kennels",
+        "AsyncClient (animalstore_client/_client.py): no purge_kennels",
+        "RawResponses (animalstore_client/_client.py): no purge_kennels",
+        "AsyncRawResponses (animalstore_client/_client.py): no purge_kennels",
+        "the store's routes (_ROUTES in animalstore_client/testing/_store.py): no PURGE /kennels",
         "the fault names (OPERATION_OF_ROUTE in animalstore_client/testing/_faults.py): "
-        "no DELETE /pets/{petId}",
+        "no PURGE /kennels",
         "the command line ('animalstore pets', animalstore_client/_cli/__init__.py) or "
-        "CLI_EXEMPT in this test: no DELETE /pets/{petId}",
-        "VALID_ARGUMENTS (tests/reliability/conftest.py): no delete_pet",
+        "CLI_EXEMPT in this test: no PURGE /kennels",
+        "VALID_ARGUMENTS (tests/reliability/conftest.py): no purge_kennels",
     }
     assert set(problems) == named
     # And the other way: a place with an operation the document lacks.
