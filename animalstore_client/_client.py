@@ -12,8 +12,9 @@ docstrings are the same, which ``tests/unit/test_client.py`` checks. The raw-res
 are at the end.
 """
 
-# No `from __future__ import annotations`: the raw views' `Final` annotations stay objects,
-# which `typing.get_type_hints` can read once the classes name the package as their module.
+# No `from __future__ import annotations`: annotations stay objects, so `inspect.signature` and
+# `help()` show types, not strings, and `typing.get_type_hints` (the raw views' own types
+# included) reads them with no name to look up.
 import os
 import time
 from collections.abc import Mapping
