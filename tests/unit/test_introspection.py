@@ -19,7 +19,7 @@ from typing import Any
 
 import httpx
 import pytest
-from typing_extensions import ParamSpec, TypeVarTuple
+from typing_extensions import ParamSpec, TypeVarTuple, Unpack
 
 import animalstore_client as sdk
 import animalstore_client.testing as sdk_testing
@@ -41,7 +41,8 @@ _VARIABLES = (typing.TypeVar, ParamSpec, TypeVarTuple, typing.ParamSpec)
 
 def variables(annotation: object) -> Iterator[object]:
     """Every type variable in ``annotation``, however deeply nested."""
-    if isinstance(annotation, _VARIABLES):
+    # typing_extensions' Unpack[...] poses as a TypeVar before Python 3.11 (its __class__).
+    if isinstance(annotation, _VARIABLES) and typing.get_origin(annotation) is not Unpack:
         yield annotation
     for argument in typing.get_args(annotation):
         yield from variables(argument)
