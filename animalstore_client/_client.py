@@ -1,32 +1,30 @@
 """``Client`` and ``AsyncClient``, which differ only in how they send and sleep.
 
-Everything else is written once, in ``_BaseClient``: configuration, ``with_options`` and the
-API's methods, each of which names its operation (``_core.operations``) and hands it to the
-subclass's ``_request``. That drives a ``Call`` (``_core.call``), which owns the request,
-retries, the deadline, parsing and errors, with a backend's sender (``_backends``), which only
-sends. The raw-response views are at the end.
+What they share is written once, in ``_BaseClient``: configuration, ``with_options``, the
+properties. Each client declares the constructor and the API's methods itself, with its own
+types (``Client.list_pets`` returns ``list[Pet]``, ``AsyncClient.list_pets`` is a coroutine
+function returning it), so that ``help()``, ``inspect.signature`` and
+``typing.get_type_hints`` show what type checkers show; each method's body is one delegation:
+its recipe (``_core.operations``) handed to the client's ``_request``. That drives a ``Call``
+(``_core.call``), which owns the request, retries, the deadline, parsing and errors, with a
+backend's sender (``_backends``), which only sends. The two clients' signatures and
+docstrings are the same, which ``tests/unit/test_client.py`` checks. The raw-response views
+are at the end.
 """
 
-# No `from __future__ import annotations`: the raw views' `Final` annotations stay objects,
-# which `typing.get_type_hints` can read once the classes name the package as their module.
-import functools
+# No `from __future__ import annotations`: annotations stay objects, so `inspect.signature` and
+# `help()` show types, not strings, and `typing.get_type_hints` (the raw views' own types
+# included) reads them with no name to look up.
 import os
 import time
-import warnings
-from collections.abc import Awaitable, Callable, Coroutine, Mapping
+from collections.abc import Mapping
 from functools import cached_property
-from typing import TYPE_CHECKING, Any, Final, Generic, TypeVar, cast
+from typing import TYPE_CHECKING, Any, Final, TypeVar
 
 import httpx
 from typing_extensions import Self, deprecated
 
-from animalstore_client._backends import (
-    AsyncHttpClient,
-    SyncHttpClient,
-    async_pool,
-    default_timeout,
-    sync_pool,
-)
+from animalstore_client._backends import async_pool, default_timeout, sync_pool
 from animalstore_client._backends.deadline import send_within, send_within_async
 from animalstore_client._backends.pool import BorrowedPool
 from animalstore_client._core import operations as ops
@@ -41,7 +39,7 @@ from animalstore_client._core.config import (
     merge_headers,
     resolve_options,
 )
-from animalstore_client._core.deprecation import DeprecationNotices
+from animalstore_client._core.deprecation import DeprecationNotices, warn_deprecated
 from animalstore_client._core.logging import configure_from_env
 from animalstore_client._core.models import Pet, PetStatus
 from animalstore_client._core.retries import Pause
@@ -50,78 +48,41 @@ from animalstore_client._raw import RawView, deprecated_raw, raw_async_method, r
 
 __all__ = ["AsyncClient", "AsyncRawResponses", "Client", "RawResponses"]
 
+if TYPE_CHECKING:
+    from animalstore_client._backends import AsyncHttpClient, SyncHttpClient
+else:
+    # What `http_client` shows at run time: httpx's own classes. httpx2 and aiohttp are not
+    # imported until a user hands one of theirs over, so the unions type checkers read
+    # (`httpx.Client | httpx2.Client`) cannot be built here; the docstring names them all.
+    SyncHttpClient = httpx.Client
+    AsyncHttpClient = httpx.AsyncClient
+
 T = TypeVar("T")
-#: What ``list_pets`` returns: ``list[Pet]``, or a coroutine of it.
-Pets = TypeVar("Pets")
-#: What ``create_pet`` and ``get_pet`` return: a ``Pet``, or a coroutine of one.
-OnePet = TypeVar("OnePet")
-#: What ``http_client`` may be.
-Http = TypeVar("Http")
 
 
-class _BaseClient(Generic[Pets, OnePet, Http]):
-    """What ``Client`` and ``AsyncClient`` share: everything but sending and sleeping.
+class _BaseClient:
+    """What ``Client`` and ``AsyncClient`` share: configuration, copies and properties.
 
-    The API's methods are written here once. ``Pets`` and ``OnePet`` are what they return
-    (``list[Pet]`` and ``Pet``, or coroutines of them) and ``Http`` what ``http_client`` may
-    be; each subclass has its ``_request``, which sends and sleeps its own way.
+    Each subclass declares its constructor and the API's methods with its own types, and has
+    its ``_request``, which sends and sleeps its own way.
     """
 
     _pool: Any
 
-    def __init__(
+    def _configure(
         self,
-        api_key: str | None = None,
-        *,
-        environment: Environment | str | None = None,
-        base_url: str | httpx.URL | None = None,
-        timeout: float | TimeoutLike | NotGiven | None = NOT_GIVEN,
-        max_retries: int = DEFAULT_MAX_RETRIES,
-        http_client: Http | None = None,
-        default_headers: Mapping[str, str] | None = None,
-        max_response_bytes: int | None = DEFAULT_MAX_RESPONSE_BYTES,
-        deadline: float | None = None,
+        pool: Any,
+        api_key: str | None,
+        environment: Environment | str | None,
+        base_url: str | httpx.URL | None,
+        timeout: float | TimeoutLike | NotGiven | None,
+        max_retries: int,
+        http_client: object,
+        default_headers: Mapping[str, str] | None,
+        max_response_bytes: int | None,
+        deadline: float | None,
     ) -> None:
-        """Configure a client; nothing is sent until a method is called.
-
-        Args:
-            api_key: the API key; ``None`` reads ``ANIMALSTORE_API_KEY``.
-            environment: ``"production"`` or ``"staging"`` (or an ``Environment``).
-            base_url: the API's address, ending in ``/v1``; cannot be combined with
-                ``environment``. The address is, first match wins: ``base_url``,
-                ``environment``, ``ANIMALSTORE_BASE_URL``, production.
-            timeout: per attempt, in seconds for every phase, ``None`` for no limit, or an
-                ``httpx.Timeout`` (or ``httpx2.Timeout``). Omitted: ``http_client``'s own
-                timeout when it is an httpx or httpx2 client, else 5 s to connect and 30 s for
-                the rest (``DEFAULT_TIMEOUT``).
-            max_retries: how many times a failed attempt may be retried (0 turns retries off).
-            http_client: what to send with (for proxies, TLS, transports or instrumentation),
-                not closed by the SDK. For ``Client``: an ``httpx.Client`` or ``httpx2.Client``
-                (see ``DefaultHttpxClient``, ``DefaultHttpx2Client``). For ``AsyncClient``: an
-                ``httpx.AsyncClient`` or ``httpx2.AsyncClient`` (on asyncio or trio), or an
-                ``aiohttp.ClientSession`` (asyncio only; see ``DefaultAioHttpClient``).
-                Every call goes through the httpx family's ``send`` or aiohttp's ``request``.
-            default_headers: extra headers sent on every request; not ``Authorization``
-                (the key goes in ``api_key``) nor ``Idempotency-Key`` (``create_pet`` takes
-                ``idempotency_key``).
-            max_response_bytes: the most bytes an answer's body may hold once decoded
-                (16 MiB, ``DEFAULT_MAX_RESPONSE_BYTES``); reading stops there and the call
-                raises ``ResponseTooLargeError``. ``None``: no limit.
-            deadline: seconds for a whole call from start to finish, retries and waits
-                included, whatever the server does; past it the call raises
-                ``APITimeoutError``. ``None`` (the default): no limit but ``timeout`` per
-                attempt and ``max_retries``.
-
-        Raises:
-            TypeError: an argument has the wrong type.
-            ValueError: no API key, a key with whitespace or control characters, an invalid
-                URL or one with credentials, an unknown environment, both ``environment`` and
-                ``base_url``, a negative ``max_retries``, or ``Authorization`` or
-                ``Idempotency-Key`` in ``default_headers``, a ``max_response_bytes`` below 1,
-                or a ``deadline`` that is not positive.
-            RuntimeError: an ``aiohttp.ClientSession`` is given to ``AsyncClient`` under trio.
-        """
-        pool = self._pool_for(http_client)
+        """Set the client up with the pool to send with; both constructors end here (see theirs)."""
         self._options: ClientOptions = resolve_options(
             api_key,
             environment=environment,
@@ -142,7 +103,7 @@ class _BaseClient(Generic[Pets, OnePet, Http]):
         self._closed = False
         # Set on the hidden copy behind `with_raw_response`: the client it answers for, whose
         # closing it follows, even when neither owns the pool.
-        self._raw_of: _BaseClient[Any, Any, Any] | None = None
+        self._raw_of: _BaseClient | None = None
         # Shared with the copies `with_options` makes: the service's deprecation signals warn
         # once per client family and operation, and its Retry-After holds back all of them.
         self._notices = DeprecationNotices()
@@ -260,14 +221,93 @@ class _BaseClient(Generic[Pets, OnePet, Http]):
         raw = self._raw_of is not None
         return Call(operation, self._options, raw=raw, notices=self._notices, pause=self._pause)
 
-    @staticmethod
-    def _pool_for(http_client: object) -> Any:
-        """Return the pool to send with, given the constructor's ``http_client``."""
-        raise NotImplementedError
+    def __repr__(self) -> str:
+        options = getattr(self, "_options", None)  # a constructor that raised leaves none
+        if options is None:
+            return f"<{type(self).__name__} (not configured)>"
+        # Header names only: a value may be as secret as the key, which is never shown.
+        return (
+            f"{type(self).__name__}(base_url={options.base_url!r}, "
+            f"timeout={options.timeout!r}, max_retries={options.max_retries}, "
+            f"deadline={options.deadline!r}, max_response_bytes={options.max_response_bytes!r}, "
+            f"default_headers={sorted(options.default_headers)!r})"
+        )
 
-    def _request(self, operation: ops.Operation[Any]) -> Any:
-        """Make the call that ``operation`` describes; see the subclasses."""
-        raise NotImplementedError
+
+class Client(_BaseClient):
+    """A synchronous client for the animal store API; safe to share across threads.
+
+    Example::
+
+        with Client(api_key="...") as client:
+            pet = client.create_pet(name="Rex", category_id=3)
+            pets = client.list_pets(status="available", limit=10)
+    """
+
+    def __init__(
+        self,
+        api_key: str | None = None,
+        *,
+        environment: Environment | str | None = None,
+        base_url: str | httpx.URL | None = None,
+        timeout: float | TimeoutLike | NotGiven | None = NOT_GIVEN,
+        max_retries: int = DEFAULT_MAX_RETRIES,
+        http_client: SyncHttpClient | None = None,
+        default_headers: Mapping[str, str] | None = None,
+        max_response_bytes: int | None = DEFAULT_MAX_RESPONSE_BYTES,
+        deadline: float | None = None,
+    ) -> None:
+        """Configure a client; nothing is sent until a method is called.
+
+        Args:
+            api_key: the API key; ``None`` reads ``ANIMALSTORE_API_KEY``.
+            environment: ``"production"`` or ``"staging"`` (or an ``Environment``).
+            base_url: the API's address, ending in ``/v1``; cannot be combined with
+                ``environment``. The address is, first match wins: ``base_url``,
+                ``environment``, ``ANIMALSTORE_BASE_URL``, production.
+            timeout: per attempt, in seconds for every phase, ``None`` for no limit, or an
+                ``httpx.Timeout`` (or ``httpx2.Timeout``). Omitted: ``http_client``'s own
+                timeout when it is an httpx or httpx2 client, else 5 s to connect and 30 s for
+                the rest (``DEFAULT_TIMEOUT``).
+            max_retries: how many times a failed attempt may be retried (0 turns retries off).
+            http_client: what to send with (for proxies, TLS, transports or instrumentation),
+                not closed by the SDK. For ``Client``: an ``httpx.Client`` or ``httpx2.Client``
+                (see ``DefaultHttpxClient``, ``DefaultHttpx2Client``). For ``AsyncClient``: an
+                ``httpx.AsyncClient`` or ``httpx2.AsyncClient`` (on asyncio or trio), or an
+                ``aiohttp.ClientSession`` (asyncio only; see ``DefaultAioHttpClient``).
+                Every call goes through the httpx family's ``send`` or aiohttp's ``request``.
+            default_headers: extra headers sent on every request; not ``Authorization``
+                (the key goes in ``api_key``) nor ``Idempotency-Key`` (``create_pet`` takes
+                ``idempotency_key``).
+            max_response_bytes: the most bytes an answer's body may hold once decoded
+                (16 MiB, ``DEFAULT_MAX_RESPONSE_BYTES``); reading stops there and the call
+                raises ``ResponseTooLargeError``. ``None``: no limit.
+            deadline: seconds for a whole call from start to finish, retries and waits
+                included, whatever the server does; past it the call raises
+                ``APITimeoutError``. ``None`` (the default): no limit but ``timeout`` per
+                attempt and ``max_retries``.
+
+        Raises:
+            TypeError: an argument has the wrong type.
+            ValueError: no API key, a key with whitespace or control characters, an invalid
+                URL or one with credentials, an unknown environment, both ``environment`` and
+                ``base_url``, a negative ``max_retries``, or ``Authorization`` or
+                ``Idempotency-Key`` in ``default_headers``, a ``max_response_bytes`` below 1,
+                or a ``deadline`` that is not positive.
+            RuntimeError: an ``aiohttp.ClientSession`` is given to ``AsyncClient`` under trio.
+        """
+        self._configure(
+            sync_pool(http_client),
+            api_key,
+            environment,
+            base_url,
+            timeout,
+            max_retries,
+            http_client,
+            default_headers,
+            max_response_bytes,
+            deadline,
+        )
 
     def list_pets(
         self,
@@ -277,7 +317,7 @@ class _BaseClient(Generic[Pets, OnePet, Http]):
         timeout: float | TimeoutLike | NotGiven | None = NOT_GIVEN,
         deadline: float | NotGiven | None = NOT_GIVEN,
         extra_headers: Mapping[str, str] | None = None,
-    ) -> Pets:
+    ) -> list[Pet]:
         """List animals, optionally only those with one status (``GET /pets``).
 
         Args:
@@ -313,17 +353,14 @@ class _BaseClient(Generic[Pets, OnePet, Http]):
             ResponseTooLargeError: the answer's body is larger than ``max_response_bytes``.
             APIResponseValidationError: the answer does not fit the schema.
         """
-        return cast(
-            Pets,
-            self._request(
-                ops.list_pets(
-                    limit=limit,
-                    status=status,
-                    timeout=timeout,
-                    deadline=deadline,
-                    extra_headers=extra_headers,
-                )
-            ),
+        return self._request(
+            ops.list_pets(
+                limit=limit,
+                status=status,
+                timeout=timeout,
+                deadline=deadline,
+                extra_headers=extra_headers,
+            )
         )
 
     def create_pet(
@@ -336,7 +373,7 @@ class _BaseClient(Generic[Pets, OnePet, Http]):
         timeout: float | TimeoutLike | NotGiven | None = NOT_GIVEN,
         deadline: float | NotGiven | None = NOT_GIVEN,
         extra_headers: Mapping[str, str] | None = None,
-    ) -> OnePet:
+    ) -> Pet:
         """Add an animal (``POST /pets``); never creates it twice.
 
         It is retried only when the request provably was not processed (no connection could
@@ -380,19 +417,16 @@ class _BaseClient(Generic[Pets, OnePet, Http]):
             ResponseTooLargeError: the answer's body is larger than ``max_response_bytes``.
             APIResponseValidationError: the answer does not fit the schema.
         """
-        return cast(
-            OnePet,
-            self._request(
-                ops.create_pet(
-                    name=name,
-                    category_id=category_id,
-                    status=status,
-                    idempotency_key=idempotency_key,
-                    timeout=timeout,
-                    deadline=deadline,
-                    extra_headers=extra_headers,
-                )
-            ),
+        return self._request(
+            ops.create_pet(
+                name=name,
+                category_id=category_id,
+                status=status,
+                idempotency_key=idempotency_key,
+                timeout=timeout,
+                deadline=deadline,
+                extra_headers=extra_headers,
+            )
         )
 
     # A string literal, not a constant: type checkers only read a literal (PEP 702). No
@@ -409,7 +443,7 @@ class _BaseClient(Generic[Pets, OnePet, Http]):
         timeout: float | TimeoutLike | NotGiven | None = NOT_GIVEN,
         deadline: float | NotGiven | None = NOT_GIVEN,
         extra_headers: Mapping[str, str] | None = None,
-    ) -> OnePet:
+    ) -> Pet:
         """Fetch one animal by id (``GET /pets/{petId}``). Deprecated.
 
         The service removes this operation on 5 December 2030; use ``list_pets`` with a
@@ -440,40 +474,11 @@ class _BaseClient(Generic[Pets, OnePet, Http]):
             ResponseTooLargeError: the answer's body is larger than ``max_response_bytes``.
             APIResponseValidationError: the answer does not fit the schema.
         """
-        operation = ops.get_pet(
-            pet_id, timeout=timeout, deadline=deadline, extra_headers=extra_headers
+        return self._request(
+            _warned(
+                ops.get_pet(pet_id, timeout=timeout, deadline=deadline, extra_headers=extra_headers)
+            )
         )
-        warnings.warn(_GET_PET_WARNING, DeprecationWarning, stacklevel=2)
-        return cast(OnePet, self._request(operation))
-
-    def __repr__(self) -> str:
-        options = getattr(self, "_options", None)  # a constructor that raised leaves none
-        if options is None:
-            return f"<{type(self).__name__} (not configured)>"
-        # Header names only: a value may be as secret as the key, which is never shown.
-        return (
-            f"{type(self).__name__}(base_url={options.base_url!r}, "
-            f"timeout={options.timeout!r}, max_retries={options.max_retries}, "
-            f"deadline={options.deadline!r}, max_response_bytes={options.max_response_bytes!r}, "
-            f"default_headers={sorted(options.default_headers)!r})"
-        )
-
-
-#: What ``get_pet`` warns at run time: its decorator's message, written once.
-_GET_PET_WARNING: str = _BaseClient.get_pet.__deprecated__  # type: ignore[attr-defined, deprecated]
-
-
-class Client(_BaseClient[list[Pet], Pet, SyncHttpClient]):
-    """A synchronous client for the animal store API; safe to share across threads.
-
-    Example::
-
-        with Client(api_key="...") as client:
-            pet = client.create_pet(name="Rex", category_id=3)
-            pets = client.list_pets(status="available", limit=10)
-    """
-
-    _pool_for = staticmethod(sync_pool)
 
     @cached_property
     def with_raw_response(self) -> "RawResponses":
@@ -510,30 +515,8 @@ class Client(_BaseClient[list[Pet], Pet, SyncHttpClient]):
             time.sleep(delay)
 
 
-def _coroutine_function(
-    method: Callable[..., Awaitable[T]],
-) -> Callable[..., Coroutine[Any, Any, T]]:
-    """Return ``method`` as a coroutine function, with its name, signature and docstring.
-
-    ``AsyncClient``'s methods are ``_BaseClient``'s, which return ``_request``'s coroutine;
-    wrapped, ``inspect.iscoroutinefunction`` (and so ``unittest.mock``'s autospec) knows them
-    for what they are.
-    """
-
-    @functools.wraps(method)
-    async def call(*args: Any, **kwargs: Any) -> T:
-        return await method(*args, **kwargs)
-
-    return call
-
-
-class AsyncClient(
-    _BaseClient[Coroutine[Any, Any, list[Pet]], Coroutine[Any, Any, Pet], AsyncHttpClient]
-):
+class AsyncClient(_BaseClient):
     """An asynchronous client for the animal store API, on asyncio or trio; task-safe.
-
-    ``get_pet`` checks its arguments, then warns, when called; the other methods check theirs
-    when awaited.
 
     Example::
 
@@ -542,11 +525,241 @@ class AsyncClient(
             pets = await client.list_pets(status="available", limit=10)
     """
 
-    _pool_for = staticmethod(async_pool)
+    def __init__(
+        self,
+        api_key: str | None = None,
+        *,
+        environment: Environment | str | None = None,
+        base_url: str | httpx.URL | None = None,
+        timeout: float | TimeoutLike | NotGiven | None = NOT_GIVEN,
+        max_retries: int = DEFAULT_MAX_RETRIES,
+        http_client: AsyncHttpClient | None = None,
+        default_headers: Mapping[str, str] | None = None,
+        max_response_bytes: int | None = DEFAULT_MAX_RESPONSE_BYTES,
+        deadline: float | None = None,
+    ) -> None:
+        """Configure a client; nothing is sent until a method is called.
 
-    if not TYPE_CHECKING:  # type checkers read the inherited methods, which say the same
-        list_pets = _coroutine_function(_BaseClient.list_pets)
-        create_pet = _coroutine_function(_BaseClient.create_pet)
+        Args:
+            api_key: the API key; ``None`` reads ``ANIMALSTORE_API_KEY``.
+            environment: ``"production"`` or ``"staging"`` (or an ``Environment``).
+            base_url: the API's address, ending in ``/v1``; cannot be combined with
+                ``environment``. The address is, first match wins: ``base_url``,
+                ``environment``, ``ANIMALSTORE_BASE_URL``, production.
+            timeout: per attempt, in seconds for every phase, ``None`` for no limit, or an
+                ``httpx.Timeout`` (or ``httpx2.Timeout``). Omitted: ``http_client``'s own
+                timeout when it is an httpx or httpx2 client, else 5 s to connect and 30 s for
+                the rest (``DEFAULT_TIMEOUT``).
+            max_retries: how many times a failed attempt may be retried (0 turns retries off).
+            http_client: what to send with (for proxies, TLS, transports or instrumentation),
+                not closed by the SDK. For ``Client``: an ``httpx.Client`` or ``httpx2.Client``
+                (see ``DefaultHttpxClient``, ``DefaultHttpx2Client``). For ``AsyncClient``: an
+                ``httpx.AsyncClient`` or ``httpx2.AsyncClient`` (on asyncio or trio), or an
+                ``aiohttp.ClientSession`` (asyncio only; see ``DefaultAioHttpClient``).
+                Every call goes through the httpx family's ``send`` or aiohttp's ``request``.
+            default_headers: extra headers sent on every request; not ``Authorization``
+                (the key goes in ``api_key``) nor ``Idempotency-Key`` (``create_pet`` takes
+                ``idempotency_key``).
+            max_response_bytes: the most bytes an answer's body may hold once decoded
+                (16 MiB, ``DEFAULT_MAX_RESPONSE_BYTES``); reading stops there and the call
+                raises ``ResponseTooLargeError``. ``None``: no limit.
+            deadline: seconds for a whole call from start to finish, retries and waits
+                included, whatever the server does; past it the call raises
+                ``APITimeoutError``. ``None`` (the default): no limit but ``timeout`` per
+                attempt and ``max_retries``.
+
+        Raises:
+            TypeError: an argument has the wrong type.
+            ValueError: no API key, a key with whitespace or control characters, an invalid
+                URL or one with credentials, an unknown environment, both ``environment`` and
+                ``base_url``, a negative ``max_retries``, or ``Authorization`` or
+                ``Idempotency-Key`` in ``default_headers``, a ``max_response_bytes`` below 1,
+                or a ``deadline`` that is not positive.
+            RuntimeError: an ``aiohttp.ClientSession`` is given to ``AsyncClient`` under trio.
+        """
+        self._configure(
+            async_pool(http_client),
+            api_key,
+            environment,
+            base_url,
+            timeout,
+            max_retries,
+            http_client,
+            default_headers,
+            max_response_bytes,
+            deadline,
+        )
+
+    async def list_pets(
+        self,
+        *,
+        limit: int | None = None,
+        status: PetStatus | PetStatusLiteral | None = None,
+        timeout: float | TimeoutLike | NotGiven | None = NOT_GIVEN,
+        deadline: float | NotGiven | None = NOT_GIVEN,
+        extra_headers: Mapping[str, str] | None = None,
+    ) -> list[Pet]:
+        """List animals, optionally only those with one status (``GET /pets``).
+
+        Args:
+            limit: at most this many animals, 1 to 100; not sent when ``None``, so that the
+                service's default (20) applies.
+            status: only animals with this status: a ``PetStatus`` or its value
+                (``"available"``, ``"pending"``, ``"sold"``).
+            timeout: this call's timeout per attempt, as for the constructor (``None``: no
+                limit); omitted, the client's.
+            deadline: seconds for this whole call, retries and waits included (``None``: no
+                limit); omitted, the client's.
+            extra_headers: headers for this call only, merged over the client's (names
+                compared case-insensitively); checked as ``default_headers`` are.
+
+        Returns:
+            The animals, in the service's order.
+
+        Warns:
+            DeprecationWarning: the service announced that it deprecates or removes
+                ``GET /pets`` (``Deprecation``/``Sunset`` headers); once per client and its
+                copies.
+
+        Raises:
+            TypeError: an argument has the wrong type.
+            ValueError: ``limit`` is outside 1..100, ``status`` is unknown, or ``timeout`` or
+                ``extra_headers`` is invalid (``Authorization`` and ``Idempotency-Key`` are
+                refused: see ``with_options(api_key=...)``).
+            BadRequestError: the service refused the query (400).
+            AuthenticationError: the API key was refused (401).
+            APIStatusError: any other non-2xx answer, after retries where allowed.
+            APIConnectionError: no answer (``APITimeoutError`` on a timeout or past the
+                deadline), after retries.
+            ResponseTooLargeError: the answer's body is larger than ``max_response_bytes``.
+            APIResponseValidationError: the answer does not fit the schema.
+        """
+        return await self._request(
+            ops.list_pets(
+                limit=limit,
+                status=status,
+                timeout=timeout,
+                deadline=deadline,
+                extra_headers=extra_headers,
+            )
+        )
+
+    async def create_pet(
+        self,
+        *,
+        name: str,
+        category_id: int,
+        status: PetStatus | PetStatusLiteral | None = None,
+        idempotency_key: str | None = None,
+        timeout: float | TimeoutLike | NotGiven | None = NOT_GIVEN,
+        deadline: float | NotGiven | None = NOT_GIVEN,
+        extra_headers: Mapping[str, str] | None = None,
+    ) -> Pet:
+        """Add an animal (``POST /pets``); never creates it twice.
+
+        It is retried only when the request provably was not processed (no connection could
+        be made, or the answer was 429 or 503), with the same ``Idempotency-Key`` each time.
+
+        Args:
+            name: the animal's name.
+            category_id: the category it belongs to (an int64).
+            status: its status: a ``PetStatus`` or its value (``"available"``, ``"pending"``,
+                ``"sold"``); ``None`` leaves it to the service.
+            idempotency_key: sent verbatim as ``Idempotency-Key`` on every attempt, so that a
+                service that deduplicates can do so across processes too (reuse the key when
+                retrying after a crash); 1 to 255 printable ASCII characters, no whitespace.
+                ``None``: a fresh UUID4 for this call.
+            timeout: this call's timeout per attempt, as for the constructor (``None``: no
+                limit); omitted, the client's.
+            deadline: seconds for this whole call, retries and waits included (``None``: no
+                limit); omitted, the client's.
+            extra_headers: headers for this call only, merged over the client's (names
+                compared case-insensitively); checked as ``default_headers`` are.
+
+        Returns:
+            The animal as created, with its assigned ``id``.
+
+        Warns:
+            DeprecationWarning: the service announced that it deprecates or removes
+                ``POST /pets`` (``Deprecation``/``Sunset`` headers); once per client and its
+                copies.
+
+        Raises:
+            TypeError: an argument has the wrong type.
+            ValueError: ``category_id`` is outside int64, ``status`` is unknown,
+                ``idempotency_key`` is malformed, or ``timeout`` or ``extra_headers`` is
+                invalid (``Authorization`` and ``Idempotency-Key`` are refused: see
+                ``with_options(api_key=...)`` and ``idempotency_key``).
+            BadRequestError: the service rejected the animal (400).
+            AuthenticationError: the API key was refused (401).
+            APIStatusError: any other non-2xx answer.
+            APIConnectionError: no answer (``APITimeoutError`` on a timeout or past the
+                deadline).
+            ResponseTooLargeError: the answer's body is larger than ``max_response_bytes``.
+            APIResponseValidationError: the answer does not fit the schema.
+        """
+        return await self._request(
+            ops.create_pet(
+                name=name,
+                category_id=category_id,
+                status=status,
+                idempotency_key=idempotency_key,
+                timeout=timeout,
+                deadline=deadline,
+                extra_headers=extra_headers,
+            )
+        )
+
+    # A string literal, not a constant: type checkers only read a literal (PEP 702). No
+    # warning from the decorator: the body warns once the arguments have passed their checks.
+    @deprecated(
+        "get_pet() calls GET /pets/{petId}, which is deprecated and will be removed on "
+        "5 December 2030; use list_pets() with a status filter instead",
+        category=None,
+    )
+    async def get_pet(
+        self,
+        pet_id: int,
+        *,
+        timeout: float | TimeoutLike | NotGiven | None = NOT_GIVEN,
+        deadline: float | NotGiven | None = NOT_GIVEN,
+        extra_headers: Mapping[str, str] | None = None,
+    ) -> Pet:
+        """Fetch one animal by id (``GET /pets/{petId}``). Deprecated.
+
+        The service removes this operation on 5 December 2030; use ``list_pets`` with a
+        ``status`` filter instead. Every call warns with ``DeprecationWarning``; the service's
+        own ``Deprecation``/``Sunset`` headers for it add no second warning.
+
+        Args:
+            pet_id: the animal's id (an int64).
+            timeout: this call's timeout per attempt, as for the constructor (``None``: no
+                limit); omitted, the client's.
+            deadline: seconds for this whole call, retries and waits included (``None``: no
+                limit); omitted, the client's.
+            extra_headers: headers for this call only, merged over the client's (names
+                compared case-insensitively); checked as ``default_headers`` are.
+
+        Returns:
+            The animal.
+
+        Raises:
+            TypeError: ``pet_id`` is not an int, or an option has the wrong type.
+            ValueError: ``pet_id`` is outside int64, or ``timeout`` or ``extra_headers`` is
+                invalid.
+            NotFoundError: no animal has this id (404).
+            AuthenticationError: the API key was refused (401).
+            APIStatusError: any other non-2xx answer, after retries where allowed.
+            APIConnectionError: no answer (``APITimeoutError`` on a timeout or past the
+                deadline), after retries.
+            ResponseTooLargeError: the answer's body is larger than ``max_response_bytes``.
+            APIResponseValidationError: the answer does not fit the schema.
+        """
+        return await self._request(
+            _warned(
+                ops.get_pet(pet_id, timeout=timeout, deadline=deadline, extra_headers=extra_headers)
+            )
+        )
 
     @cached_property
     def with_raw_response(self) -> "AsyncRawResponses":
@@ -583,7 +796,17 @@ class AsyncClient(
             await sender.sleep(delay)
 
 
-class RawResponses(RawView[Client]):
+#: What ``get_pet`` warns at run time: its decorator's message, written once per client.
+_GET_PET_WARNING: str = Client.get_pet.__deprecated__  # type: ignore[attr-defined, deprecated]
+
+
+def _warned(operation: ops.Operation[T]) -> ops.Operation[T]:
+    """Warn that ``get_pet`` is deprecated, at the caller's line, once its arguments passed."""
+    warn_deprecated(_GET_PET_WARNING)
+    return operation
+
+
+class RawResponses(RawView):
     """``Client.with_raw_response``: the same methods, each returning an ``APIResponse``.
 
     Read its status, headers or ``x-request-id``; ``.parse()`` gives the result.
@@ -598,7 +821,7 @@ class RawResponses(RawView[Client]):
     get_pet: Final = deprecated_raw(raw_method(Client.get_pet))  # type: ignore[deprecated]
 
 
-class AsyncRawResponses(RawView[AsyncClient]):
+class AsyncRawResponses(RawView):
     """``AsyncClient.with_raw_response``: the same coroutines, each giving an ``APIResponse``.
 
     Await a method, then read the status, headers or ``x-request-id``; ``.parse()`` is a

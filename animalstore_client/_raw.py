@@ -2,17 +2,30 @@
 
 Each view (``RawResponses`` and ``AsyncRawResponses``, beside the clients) holds a raw copy of
 its client (see ``_BaseClient._raw_copy``), whose calls return the ``APIResponse`` at run time.
-The views' attributes are descriptors typed from the client's own methods, so a view always
-has the client's parameters, spelled once, with declared types that editors and
-``pyright --verifytypes`` can read.
+A view's method is made from the client's own: for type checkers a descriptor typed from it,
+so a view always has the client's parameters, spelled once, with declared types that editors
+and ``pyright --verifytypes`` can read; at run time a function that calls the raw copy, with
+the client method's signature and ``APIResponse[...]`` as its return type (a coroutine
+function on ``AsyncRawResponses``), for ``help()`` and ``inspect.signature``.
 """
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Awaitable, Callable, Coroutine
-from typing import Any, Concatenate, Generic, Protocol, TypeVar, overload
+from typing import (
+    TYPE_CHECKING,
+    Any,
+    Concatenate,
+    Generic,
+    Protocol,
+    TypeVar,
+    cast,
+    get_type_hints,
+    overload,
+)
 
-from typing_extensions import ParamSpec, Self, deprecated
+from typing_extensions import ParamSpec, deprecated
 
 from animalstore_client._core.response import APIResponse
 
@@ -24,13 +37,12 @@ T = TypeVar("T")
 
 
 class _Client(Protocol):
+    """What a raw view needs of its client: ``Client`` or ``AsyncClient``."""
+
     def _raw_copy(self) -> Any: ...
 
 
-C = TypeVar("C", bound=_Client)
-
-
-class RawView(Generic[C]):
+class RawView:
     """What both raw views hold: a raw copy of their client, which follows its closing.
 
     Made by ``client.with_raw_response``, not by users. ``get_pet`` is deprecated on a view
@@ -42,56 +54,88 @@ class RawView(Generic[C]):
 
     __slots__ = ("_raw",)
 
-    def __init__(self, client: C) -> None:
+    def __init__(self, client: _Client) -> None:
         self._raw = client._raw_copy()
 
 
-class _RawMethod(Generic[P, R]):
-    """A client method as a raw view shows it: the same parameters, another return type."""
+if TYPE_CHECKING:
 
-    __slots__ = ("_name",)
+    class _RawMethod(Generic[P, R]):
+        """A client method as a raw view shows it: the same parameters, another return type.
 
-    def __init__(self, name: str) -> None:
-        self._name = name
+        For type checkers only: at run time a view's method is a function (see ``_as_raw``).
+        """
 
-    @overload
-    def __get__(self, view: None, owner: type[Any]) -> Self: ...
-    @overload
-    def __get__(self, view: RawView[Any], owner: type[Any]) -> Callable[P, R]: ...
-    def __get__(self, view: RawView[Any] | None, owner: type[Any]) -> Any:
-        return self if view is None else getattr(view._raw, self._name)
+        @overload
+        def __get__(self, view: None, owner: type[Any]) -> Callable[Concatenate[Any, P], R]: ...
+        @overload
+        def __get__(self, view: RawView, owner: type[Any]) -> Callable[P, R]: ...
+        def __get__(self, view: RawView | None, owner: type[Any]) -> Any: ...
 
+    class _DeprecatedRawMethod(_RawMethod[P, R]):
+        """A deprecated client method on a raw view: type checkers flag its use there too."""
 
-class _DeprecatedRawMethod(_RawMethod[P, R]):
-    """A deprecated client method on a raw view: type checkers flag its use there too."""
-
-    __slots__ = ()
-
-    @overload
-    def __get__(self, view: None, owner: type[Any]) -> Self: ...
-    @overload
-    # A string literal, not a constant: type checkers only read a literal (PEP 702).
-    @deprecated(
-        "get_pet() calls GET /pets/{petId}, which is deprecated and will be removed on "
-        "5 December 2030; use list_pets() with a status filter instead"
-    )
-    def __get__(self, view: RawView[Any], owner: type[Any]) -> Callable[P, R]: ...
-    def __get__(self, view: RawView[Any] | None, owner: type[Any]) -> Any:
-        return super().__get__(view, owner)
+        @overload
+        def __get__(self, view: None, owner: type[Any]) -> Callable[Concatenate[Any, P], R]: ...
+        @overload
+        # A string literal, not a constant: type checkers only read a literal (PEP 702).
+        @deprecated(
+            "get_pet() calls GET /pets/{petId}, which is deprecated and will be removed on "
+            "5 December 2030; use list_pets() with a status filter instead"
+        )
+        def __get__(self, view: RawView, owner: type[Any]) -> Callable[P, R]: ...
+        def __get__(self, view: RawView | None, owner: type[Any]) -> Any: ...
 
 
 def raw_method(method: Callable[Concatenate[Any, P], T]) -> _RawMethod[P, APIResponse[T]]:
     """Return the raw view's counterpart of a ``Client`` method."""
-    return _RawMethod(method.__name__)
+    name = method.__name__
+
+    def call(view: RawView, /, *args: Any, **kwargs: Any) -> Any:
+        return getattr(view._raw, name)(*args, **kwargs)
+
+    return cast("_RawMethod[P, APIResponse[T]]", _as_raw(call, method))
 
 
 def raw_async_method(
     method: Callable[Concatenate[Any, P], Awaitable[T]],
 ) -> _RawMethod[P, Coroutine[Any, Any, APIResponse[T]]]:
     """Return the raw view's counterpart of an ``AsyncClient`` method."""
-    return _RawMethod(method.__name__)
+    name = method.__name__
+
+    async def call(view: RawView, /, *args: Any, **kwargs: Any) -> Any:
+        return await getattr(view._raw, name)(*args, **kwargs)
+
+    return cast("_RawMethod[P, Coroutine[Any, Any, APIResponse[T]]]", _as_raw(call, method))
+
+
+def _as_raw(call: Callable[..., Any], method: Callable[..., Any]) -> object:
+    """Give ``call`` the name, signature and types of ``method``, returning an ``APIResponse``.
+
+    Returns:
+        ``call``, which its caller declares as the descriptor type checkers read.
+    """
+    hints = get_type_hints(method)
+    hints["return"] = cast(Any, APIResponse)[hints["return"]]
+    signature = inspect.signature(method)
+    call.__name__ = call.__qualname__ = method.__name__
+    call.__module__ = method.__module__
+    call.__doc__ = (
+        f"``{method.__qualname__}``, returning its ``APIResponse``: status, headers, "
+        f"``.parse()``.\n\n{inspect.getdoc(method)}"
+    )
+    call.__annotations__ = hints
+    call.__signature__ = signature.replace(  # type: ignore[attr-defined]
+        return_annotation=hints["return"]
+    )
+    if hasattr(method, "__deprecated__"):
+        call.__deprecated__ = method.__deprecated__  # type: ignore[attr-defined]
+    return call
 
 
 def deprecated_raw(method: _RawMethod[P, R]) -> _DeprecatedRawMethod[P, R]:
-    """Return ``method`` flagged as deprecated, as the client's ``get_pet`` is."""
-    return _DeprecatedRawMethod(method._name)
+    """Return ``method`` flagged as deprecated for type checkers, as the client's ``get_pet`` is.
+
+    At run time ``method`` itself: the client's method warns, as the view calls it.
+    """
+    return cast("_DeprecatedRawMethod[P, R]", method)

@@ -466,8 +466,11 @@ def _parser(prog: str) -> argparse.ArgumentParser:
         metavar="KEY",
         help="the API key the store accepts (default: test-key)",
     )
+    # Imported here, as the store is: its vocabulary of faults writes the help.
+    from animalstore_client.testing._faults import FAULT_HELP
+
     mock.add_argument(
-        "--fault", type=_fault, action="append", default=[], metavar="FAULT", help=_FAULT_HELP
+        "--fault", type=_fault, action="append", default=[], metavar="FAULT", help=FAULT_HELP
     )
     mock.add_argument(
         "--honour-idempotency-keys",
@@ -476,15 +479,6 @@ def _parser(prog: str) -> argparse.ArgumentParser:
     )
     mock.set_defaults(command=_mock_server)
     return parser
-
-
-_FAULT_HELP = (
-    "misbehave on the next matching request, in order (repeatable): KIND[:ARG][,NAME=VALUE...], "
-    "KIND one of error:STATUS, delay:SECONDS, drop-before, drop-after, not-json, wrong-schema, "
-    "truncated; NAME one of operation (list, create, get, any), times (N or always; default 1), "
-    "code, message, retry-after, header (NAME:VALUE), reset (yes/no). Example: "
-    "--fault error:503,retry-after=1,times=2 --fault drop-after,operation=create"
-)
 
 
 def _port(text: str) -> int:

@@ -34,6 +34,7 @@ __all__ = [
     "deprecation_link",
     "notice",
     "sunset_date",
+    "warn_deprecated",
 ]
 
 # The patterns are compiled at their first use (by re, which keeps them), not at import.
@@ -184,12 +185,20 @@ class DeprecationNotices:
         warnings.warn(message, DeprecationWarning, stacklevel=_callers_level())
 
 
+def warn_deprecated(message: str) -> None:
+    """Warn with ``DeprecationWarning`` at the first line outside the SDK that led here.
+
+    For the SDK's own deprecations (``get_pet``), on the client and its raw view alike.
+    """
+    warnings.warn(message, DeprecationWarning, stacklevel=_callers_level())
+
+
 def _callers_level() -> int:
-    """Return the ``stacklevel`` of the first frame outside the SDK, for ``warn_once``.
+    """Return the ``stacklevel`` of the first frame outside the SDK, for a warning's caller.
 
     Counted rather than fixed, so that it holds however deep the client's own calls go.
     """
-    level, frame = 2, sys._getframe(2)  # 1 is warn_once, which calls this
+    level, frame = 2, sys._getframe(2)  # 1 is the function that warns, which calls this
     while frame.f_back is not None and frame.f_globals.get("__name__", "").startswith(_PACKAGE):
         level, frame = level + 1, frame.f_back
     return level

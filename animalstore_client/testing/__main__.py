@@ -12,10 +12,10 @@ import argparse
 import sys
 from collections.abc import Sequence
 
+from animalstore_client.testing._faults import FAULT_HELP
 from animalstore_client.testing._foreground import (
     DEFAULT_API_KEY,
     DEFAULT_PORT,
-    FAULT_HELP,
     fault_option,
     port_number,
     serve_in_foreground,

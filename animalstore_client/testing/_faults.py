@@ -20,7 +20,16 @@ import attrs
 
 from animalstore_client._core.safe_repr import tolerant_repr
 
-__all__ = ["Fault", "FaultKind", "FaultScript", "OperationName", "Plan", "RawResponse"]
+__all__ = [
+    "FAULT_HELP",
+    "OPERATION_OF_ROUTE",
+    "Fault",
+    "FaultKind",
+    "FaultScript",
+    "OperationName",
+    "Plan",
+    "RawResponse",
+]
 
 RawResponse = tuple[int, list[tuple[str, str]], bytes]
 """A response as plain data: status code, header pairs, body bytes."""
@@ -38,6 +47,18 @@ _KINDS: tuple[str, ...] = get_args(FaultKind)
 _OPERATIONS: tuple[str, ...] = get_args(OperationName)
 #: The operation each route's "METHOD /template" is, as faults name it.
 OPERATION_OF_ROUTE = {"GET /pets": "list", "POST /pets": "create", "GET /pets/{petId}": "get"}
+
+#: The help of ``--fault``, in both command lines (``animalstore mock-server`` and
+#: ``python -m animalstore_client.testing``), from the kinds and operations above.
+FAULT_HELP = (
+    "misbehave on the next matching request, in order (repeatable): KIND[:ARG][,NAME=VALUE...] "
+    "with KIND one of error:STATUS, delay:SECONDS, "
+    f"{', '.join(kind.replace('_', '-') for kind in _KINDS if kind not in ('error', 'delay'))}; "
+    f"NAME one of operation ({', '.join(name for name in _OPERATIONS if name != 'any')}, any), "
+    "times (N or always; default 1), "
+    "code, message, retry-after, header (NAME:VALUE), reset (yes/no). "
+    "Example: --fault error:503,retry-after=1,times=2 --fault drop-after,operation=create"
+)
 
 #: The default ``code`` of an injected error, by status; other statuses get ``"error"``.
 _DEFAULT_CODES = {

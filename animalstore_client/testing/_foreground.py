@@ -17,20 +17,10 @@ from animalstore_client.testing._store import FakeAnimalStore
 __all__ = [
     "DEFAULT_API_KEY",
     "DEFAULT_PORT",
-    "FAULT_HELP",
     "fault_option",
     "port_number",
     "serve_in_foreground",
 ]
-
-#: The help of ``--fault``, in both command lines.
-FAULT_HELP = (
-    "misbehave on the next matching request, in order (repeatable): KIND[:ARG][,NAME=VALUE...] "
-    "with KIND one of error:STATUS, delay:SECONDS, drop-before, drop-after, not-json, "
-    "wrong-schema, truncated; NAME one of operation (list, create, get, any), times (N or "
-    "always; default 1), code, message, retry-after, header (NAME:VALUE), reset (yes/no). "
-    "Example: --fault error:503,retry-after=1,times=2 --fault drop-after,operation=create"
-)
 
 DEFAULT_PORT = 8080
 DEFAULT_API_KEY = "test-key"

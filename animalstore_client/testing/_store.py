@@ -10,8 +10,9 @@ import json
 import re
 import threading
 from collections.abc import Callable, Iterable, Mapping
+from contextlib import AbstractContextManager
 from datetime import datetime, timezone
-from typing import TYPE_CHECKING, Any, NoReturn
+from typing import Any, NoReturn
 from urllib.parse import parse_qs
 
 import attrs
@@ -34,10 +35,7 @@ from animalstore_client.testing._faults import (
 )
 from animalstore_client.testing._transport import FakeTransport
 
-if TYPE_CHECKING:
-    from contextlib import AbstractContextManager
-
-__all__ = ["IN_PROCESS_BASE_URL", "FakeAnimalStore", "RawResponse", "RecordedRequest"]
+__all__ = ["IN_PROCESS_BASE_URL", "OPERATIONS", "FakeAnimalStore", "RawResponse", "RecordedRequest"]
 
 #: The address `client()` and `async_client()` use; no request to it leaves the process.
 IN_PROCESS_BASE_URL = "http://animalstore.test/v1"
@@ -291,8 +289,8 @@ class FakeAnimalStore:
             ValueError: an unknown operation, a date without a timezone, a malformed
                 ``link``, or a ``link`` with neither date.
         """
-        if operation not in _OPERATIONS:
-            known = ", ".join(repr(name) for name in _OPERATIONS)
+        if operation not in OPERATIONS:
+            known = ", ".join(repr(name) for name in OPERATIONS)
             raise ValueError(f"operation must be one of {known}, got {operation!r}")
         signals: list[tuple[str, str]] = []
         if deprecation is not None:
@@ -476,11 +474,11 @@ class FakeAnimalStore:
     ) -> RawResponse:
         """Answer one HTTP request given as plain data; the request is recorded first.
 
-        Every response has a JSON body, ``content-type: application/json``, a
-        ``content-length`` and an ``x-request-id`` (``req_1``, ``req_2`` ...); the answers to a
-        deprecated operation also carry its signals (see :meth:`set_deprecation`). Errors carry an
-        Error body ``{"code", "message", "status"}``; the codes are listed in the
-        ``animalstore_client.testing`` module docstring.
+        Every response has a ``content-length`` and an ``x-request-id`` (``req_1``, ``req_2``
+        ...), and a JSON body with ``content-type: application/json`` unless it has no body
+        (as a 204 would); the answers to a deprecated operation also carry its signals (see
+        :meth:`set_deprecation`). Errors carry an Error body ``{"code", "message", "status"}``;
+        the codes are listed in the ``animalstore_client.testing`` module docstring.
 
         Args:
             method: the HTTP method (case-sensitive, as HTTP methods are).
@@ -620,24 +618,28 @@ class FakeAnimalStore:
     def _response(
         self, status: int, payload: object, extra_headers: Iterable[tuple[str, str]] = ()
     ) -> RawResponse:
-        body = json.dumps(payload, ensure_ascii=False, separators=(",", ":")).encode()
+        if payload is None:
+            body = b""
+        else:
+            body = json.dumps(payload, ensure_ascii=False, separators=(",", ":")).encode()
         return status, [*self._base_headers(body), *extra_headers], body
 
     def _base_headers(self, body: bytes) -> list[tuple[str, str]]:
-        """Return the headers of every answer; each call takes the next request id."""
+        """Return the headers of every answer; each call takes the next request id.
+
+        ``content-type`` only with a body: an answer without one (a 204) has no JSON.
+        """
         request_id = f"req_{self._next_request_id}"
         self._next_request_id += 1
-        return [
-            ("content-type", "application/json"),
-            ("content-length", str(len(body))),
-            ("x-request-id", request_id),
-        ]
+        typed = [("content-type", "application/json")] if body else []
+        return [*typed, ("content-length", str(len(body))), ("x-request-id", request_id)]
 
     def _error_response(self, error: _ApiError, extra_headers: _Headers = ()) -> RawResponse:
         payload = {"code": error.code, "message": error.message, "status": error.status}
         return self._response(error.status, payload, (*error.headers, *extra_headers))
 
 
+#: A route's handler: it returns the status and the JSON payload, ``None`` for no body (a 204).
 _Handler = Callable[[FakeAnimalStore, _Call], tuple[int, object]]
 
 # Path pattern, the path as the spec writes it, {method: handler}; the dict order is the order
@@ -651,7 +653,7 @@ _ROUTES: tuple[tuple[re.Pattern[str], str, dict[str, _Handler]], ...] = (
     (re.compile(r"/v1/pets/(?P<pet_id>[^/]+)"), "/pets/{petId}", {"GET": FakeAnimalStore._get_pet}),
 )
 #: Every operation by name ("GET /pets"), as `set_deprecation` takes it.
-_OPERATIONS = tuple(
+OPERATIONS = tuple(
     f"{method} {template}" for _, template, handlers in _ROUTES for method in handlers
 )
 

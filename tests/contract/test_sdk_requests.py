@@ -9,6 +9,7 @@ also made over a real socket, and the requests as the store received them are va
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 from collections.abc import Callable
 from typing import Any
@@ -104,22 +105,26 @@ def run(kind: str, call: Call, transport: Any, **options: Any) -> Any:
     """Make ``call`` with a fresh ``Client`` or ``AsyncClient`` sending through ``transport``."""
     options = {"api_key": API_KEY, "max_retries": 0, **options}
 
-    def invoke(client: Any) -> Any:
+    def warns() -> contextlib.AbstractContextManager[object]:
         if not call.deprecated:
-            return call.invoke(client)
-        with pytest.warns(DeprecationWarning, match="5 December 2030"):
-            return call.invoke(client)
+            return contextlib.nullcontext()
+        return pytest.warns(DeprecationWarning, match="5 December 2030")
 
     if kind == "sync":
-        with httpx.Client(transport=transport) as http, Client(http_client=http, **options) as c:
-            return invoke(c)
+        with (
+            httpx.Client(transport=transport) as http,
+            Client(http_client=http, **options) as c,
+            warns(),
+        ):
+            return call.invoke(c)
 
     async def main() -> Any:
         async with (
             httpx.AsyncClient(transport=transport) as http,
             AsyncClient(http_client=http, **options) as c,
         ):
-            return await invoke(c)
+            with warns():  # AsyncClient's get_pet warns when awaited
+                return await call.invoke(c)
 
     return asyncio.run(main())
 

@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 
 from animalstore_client import AsyncClient, Client, DefaultAioHttpClient, Pet
+from tests.contract.operations import METHOD_NAMES
 from tests.reliability.conftest import (
     API_KEY,
     PET,
@@ -180,7 +181,7 @@ def test_a_context_manager_closes_and_a_later_close_is_harmless(
     assert len(server.requests) == 1
 
 
-@pytest.mark.parametrize("operation", ["list_pets", "create_pet", "get_pet"])
+@pytest.mark.parametrize("operation", METHOD_NAMES)
 def test_a_closed_client_raises_a_clear_error_and_sends_nothing(
     server: FaultServer, make_client: Callable[..., Api], operation: str
 ) -> None:

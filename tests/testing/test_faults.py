@@ -30,7 +30,7 @@ from animalstore_client.testing import FakeAnimalStore, Fault
         (lambda: Fault.delay("1"), TypeError, "seconds"),  # type: ignore[arg-type]
         (lambda: Fault.drop(processed=True, times=0), ValueError, "times"),
         (lambda: Fault.drop(processed=True, times=True), TypeError, "times"),
-        (lambda: Fault.malformed("not_json", operation="delete"), ValueError, "operation"),  # type: ignore[arg-type]
+        (lambda: Fault.malformed("not_json", operation="nope"), ValueError, "operation"),  # type: ignore[arg-type]
         (lambda: Fault("explode"), ValueError, "kind"),  # type: ignore[arg-type]
         (lambda: Fault("delay", status=503), ValueError, "status"),
         (lambda: Fault.parse("error"), ValueError, "error needs its argument"),

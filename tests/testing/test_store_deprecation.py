@@ -13,6 +13,7 @@ import pytest
 
 from animalstore_client import Client, NotFoundError
 from animalstore_client.testing import FakeAnimalStore
+from tests.contract.operations import operations
 
 KEY = "test-key"
 AUTH = {"Authorization": f"Bearer {KEY}"}
@@ -103,7 +104,9 @@ def test_set_deprecation_without_dates_turns_the_signals_off_and_reset_keeps_the
         (
             {"operation": "GET /pets/7"},
             ValueError,
-            "operation must be one of 'GET /pets', 'POST /pets', 'GET /pets/{petId}', got",
+            "operation must be one of "
+            + ", ".join(repr(operation.route) for operation in operations())
+            + ", got",
         ),
         ({"operation": "get /pets"}, ValueError, "operation must be one of"),
         (

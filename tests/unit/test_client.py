@@ -25,6 +25,7 @@ from animalstore_client import (
     InternalServerError,
 )
 from tests.conftest import API_KEY, BASE_URL, Api
+from tests.contract.operations import METHOD_NAMES
 
 PET = {"id": 7, "name": "Rex", "categoryId": 3}
 
@@ -33,24 +34,50 @@ def public_members(cls: type) -> dict[str, object]:
     return {name: member for name, member in inspect.getmembers(cls) if not name.startswith("_")}
 
 
+#: What only one of the clients has, each the other's counterpart.
+TWINS = {"close": "aclose", "__enter__": "__aenter__", "__exit__": "__aexit__"}
+#: The constructor's argument whose type differs: each client's HTTP library clients.
+HTTP_CLIENT = {Client: httpx.Client | None, AsyncClient: httpx.AsyncClient | None}
+
+
 def test_client_and_async_client_expose_the_same_api() -> None:
+    # Each client declares its constructor and methods itself, with its own types (what
+    # help() and inspect.signature show); this keeps the two from drifting, as httpx does.
     sync, asynchronous = public_members(Client), public_members(AsyncClient)
     assert set(sync) - {"close"} == set(asynchronous) - {"aclose"}
-    # The constructor and the API's methods are written once, in the clients' shared base:
-    # one signature and one docstring, with what each client returns and accepts as type
-    # parameters of that base.
-    assert inspect.getattr_static(Client, "__init__") is inspect.getattr_static(
-        AsyncClient, "__init__"
-    )
-    for name in ("list_pets", "create_pet", "get_pet"):
-        sync_method, async_method = getattr(Client, name), getattr(AsyncClient, name)
-        assert inspect.signature(sync_method) == inspect.signature(async_method)
-        assert inspect.getdoc(sync_method) == inspect.getdoc(async_method)
-        assert not inspect.iscoroutinefunction(sync_method)
-        # get_pet is a plain function returning a coroutine: it warns when called.
-        assert inspect.iscoroutinefunction(async_method) is (name != "get_pet")
-        assert inspect.unwrap(async_method) is inspect.unwrap(sync_method)
-    assert inspect.getdoc(Client.close) == inspect.getdoc(AsyncClient.aclose)
+    for name in ["__init__", *sorted(sync)]:
+        if name == "close":
+            continue
+        sync_member = inspect.getattr_static(Client, name)
+        async_member = inspect.getattr_static(AsyncClient, name)
+        if sync_member is async_member:  # written once, in the shared base
+            continue
+        assert inspect.getdoc(sync_member) == inspect.getdoc(async_member), name
+        if not inspect.isfunction(sync_member):  # with_raw_response
+            continue
+        sync_signature, async_signature = map(inspect.signature, (sync_member, async_member))
+        sync_hints, async_hints = map(typing.get_type_hints, (sync_member, async_member))
+        assert list(sync_signature.parameters) == list(async_signature.parameters), name
+        for parameter, shown in sync_signature.parameters.items():
+            other = async_signature.parameters[parameter]
+            assert (shown.kind, shown.default) == (other.kind, other.default), (name, parameter)
+            if parameter == "http_client":
+                assert sync_hints[parameter] == HTTP_CLIENT[Client]
+                assert async_hints[parameter] == HTTP_CLIENT[AsyncClient]
+            elif parameter != "self":
+                assert sync_hints[parameter] == async_hints[parameter], (name, parameter)
+        # The same result: returned by Client's method, awaited from AsyncClient's.
+        assert sync_hints["return"] == async_hints["return"], name
+        assert not inspect.iscoroutinefunction(sync_member), name
+        assert inspect.iscoroutinefunction(async_member) is (name != "__init__"), name
+        assert getattr(sync_member, "__deprecated__", None) == getattr(
+            async_member, "__deprecated__", None
+        )
+    for sync_name, async_name in TWINS.items():
+        assert inspect.getdoc(getattr(Client, sync_name)) == inspect.getdoc(
+            getattr(AsyncClient, async_name)
+        )
+        assert inspect.iscoroutinefunction(getattr(AsyncClient, async_name))
 
 
 @pytest.mark.parametrize("cls", [Client, AsyncClient])
@@ -108,7 +135,7 @@ def test_raw_views_expose_the_same_methods(loop: asyncio.AbstractEventLoop) -> N
     with Client(api_key=API_KEY) as client:
         sync_view = client.with_raw_response
     async_view = AsyncClient(api_key=API_KEY).with_raw_response
-    for name in ("list_pets", "create_pet", "get_pet"):
+    for name in METHOD_NAMES:
         sync_signature = inspect.signature(getattr(sync_view, name))
         assert sync_signature.parameters == inspect.signature(getattr(async_view, name)).parameters
     assert client.with_raw_response is sync_view
@@ -155,6 +182,12 @@ def test_async_get_pet_warns_at_the_callers_line(
     loop.run_until_complete(client.aclose())
 
 
+def get_pet(client: Client | AsyncClient, pet_id: object, options: dict[str, object]) -> object:
+    """Call ``get_pet``; await it when it is ``AsyncClient``'s."""
+    result = client.get_pet(pet_id, **options)  # type: ignore[arg-type, deprecated]
+    return asyncio.run(result) if inspect.iscoroutine(result) else result
+
+
 @pytest.mark.parametrize(
     ("pet_id", "options", "error"),
     [
@@ -176,7 +209,7 @@ def test_get_pet_checks_its_arguments_before_it_warns(
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         with pytest.raises(error):
-            client.get_pet(pet_id, **options)  # type: ignore[arg-type, deprecated]
+            get_pet(client, pet_id, options)
     assert caught == []  # a refused call is not a use of the deprecated operation
     assert not mock_api.calls
 
@@ -336,17 +369,19 @@ def test_every_call_failure_is_an_animalstore_error(
         api.get_pet(1)
 
 
-def test_calling_async_get_pet_returns_a_coroutine(
+def test_async_get_pet_is_a_coroutine_that_warns_when_awaited(
     mock_api: respx.MockRouter, loop: asyncio.AbstractEventLoop
 ) -> None:
     mock_api.get("/pets/7").respond(200, json=PET)
     client = AsyncClient(api_key=API_KEY, base_url=BASE_URL)
 
-    with pytest.warns(DeprecationWarning, match="5 December 2030"):
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
         pending = client.get_pet(7)  # type: ignore[deprecated]
-
+    assert caught == []
     assert inspect.iscoroutine(pending)
-    assert loop.run_until_complete(pending).id == 7
+    with pytest.warns(DeprecationWarning, match="5 December 2030"):
+        assert loop.run_until_complete(pending).id == 7
     loop.run_until_complete(client.aclose())
 
 
@@ -390,7 +425,6 @@ def test_a_closed_clients_raw_view_refuses_calls_even_with_a_pool_passed_in(
 def test_async_list_pets_and_create_pet_check_their_arguments_when_awaited(
     loop: asyncio.AbstractEventLoop, mock_api: respx.MockRouter
 ) -> None:
-    # (get_pet checks them when called, before it warns.)
     client = AsyncClient(api_key=API_KEY, base_url=BASE_URL)
     pending_list = client.list_pets(limit="7")  # type: ignore[arg-type]
     pending_create = client.create_pet(name="Rex", category_id="3")  # type: ignore[arg-type]

@@ -11,16 +11,15 @@ import traceback
 import typing
 import warnings
 from pathlib import Path
-from typing import Any
 
 import pytest
-from typing_extensions import get_overloads
 
 import animalstore_client as sdk
 import animalstore_client.testing as sdk_testing
 from animalstore_client import (
     NOT_GIVEN,
     AnimalStoreError,
+    APIResponse,
     AsyncClient,
     AsyncRawResponses,
     Client,
@@ -34,7 +33,9 @@ from animalstore_client import (
     RawResponses,
     WireFormatError,
 )
+from animalstore_client._raw import RawView
 from animalstore_client.testing import FakeAnimalStore, FakeTransport, RecordedRequest
+from tests.contract.operations import METHOD_NAMES
 
 PACKAGES = [sdk, sdk_testing]
 
@@ -200,35 +201,38 @@ def test_raw_views_have_the_clients_parameters_and_docs(
     client = client_class(api_key="key", base_url="https://api.test/v1")
     view = client.with_raw_response
     assert type(view) is view_class
-    for name in ("list_pets", "create_pet", "get_pet"):
+    for name in METHOD_NAMES:
         shown, original = getattr(view, name), getattr(client, name)
-        assert inspect.signature(shown) == inspect.signature(original)
-        assert inspect.getdoc(shown) == inspect.getdoc(original)
-        # Bound to the hidden raw copy, never to the client itself.
-        assert shown.__self__ is not client
-        assert type(shown.__self__) is client_class
-        # On the class, the attribute is the descriptor, for help() and introspection.
-        assert not inspect.ismethod(getattr(view_class, name))
-    assert {name for name in dir(view) if not name.startswith("_")} == {
-        "list_pets",
-        "create_pet",
-        "get_pet",
-    }
+        signature, expected = inspect.signature(shown), inspect.signature(original)
+        assert signature.parameters == expected.parameters
+        # What the view's call gives, at run time as for type checkers.
+        assert (
+            signature.return_annotation
+            == typing.cast(typing.Any, APIResponse)[expected.return_annotation]
+        )
+        hints = typing.get_type_hints(shown)
+        assert hints == {**typing.get_type_hints(original), "return": signature.return_annotation}
+        assert inspect.iscoroutinefunction(shown) is (client_class is AsyncClient)
+        assert (inspect.getdoc(original) or "x") in (inspect.getdoc(shown) or "")
+        # Bound to the view, which calls its hidden raw copy, never the client itself.
+        assert shown.__self__ is view
+        # On the class, the attribute is a function, for help() and introspection.
+        assert inspect.isfunction(getattr(view_class, name))
+    assert {name for name in dir(view) if not name.startswith("_")} == set(METHOD_NAMES)
 
 
 def test_fake_transport_is_exported_and_is_what_the_store_hands_out() -> None:
     assert isinstance(FakeAnimalStore().transport(), FakeTransport)
 
 
-def declared_overloads(function: Any) -> list[str | None]:
-    """The ``@deprecated`` message of each ``@overload`` of ``function``, read from its source.
+def declared_overloads(source: Path, class_name: str, name: str) -> list[str | None]:
+    """The ``@deprecated`` message of each ``@overload`` of a method, read from its source.
 
-    What type checkers read (PEP 702: a literal in each place); unlike ``get_overloads``, it
-    works on Python 3.10, whose ``typing.overload`` keeps no record at run time.
+    What type checkers read (PEP 702: a literal in each place); the descriptors that declare
+    the raw views' types exist for type checkers only.
     """
-    module = ast.parse(Path(inspect.getsourcefile(function) or "").read_text())
-    class_name, _, name = function.__qualname__.rpartition(".")
-    [cls] = [n for n in module.body if isinstance(n, ast.ClassDef) and n.name == class_name]
+    module = ast.parse(source.read_text())
+    [cls] = [n for n in ast.walk(module) if isinstance(n, ast.ClassDef) and n.name == class_name]
     messages: list[str | None] = []
     for node in cls.body:
         if not isinstance(node, ast.FunctionDef) or node.name != name:
@@ -245,16 +249,12 @@ def declared_overloads(function: Any) -> list[str | None]:
 
 
 def test_raw_views_flag_get_pet_with_the_clients_deprecation_message() -> None:
-    # PEP 702 wants a literal in each place, so the message is written out three times.
+    # PEP 702 wants a literal in each place, so the message is written out four times.
     expected = inspect.getattr_static(Client, "get_pet").__deprecated__
     assert inspect.getattr_static(AsyncClient, "get_pet").__deprecated__ == expected
     for view_class in (RawResponses, AsyncRawResponses):
-        get_pet = type(view_class.__dict__["get_pet"]).__get__
-        list_pets = type(view_class.__dict__["list_pets"]).__get__
-        assert declared_overloads(get_pet) == [None, expected]
-        assert declared_overloads(list_pets) == [None, None]
-        if sys.version_info >= (3, 11):  # where typing.overload records them at run time
-            overloads = get_overloads(get_pet)
-            assert [getattr(o, "__deprecated__", None) for o in overloads] == [None, expected]
-            plain = get_overloads(list_pets)
-            assert [getattr(o, "__deprecated__", None) for o in plain] == [None, None]
+        assert inspect.getattr_static(view_class, "get_pet").__deprecated__ == expected
+        assert not hasattr(view_class.list_pets, "__deprecated__")
+    source = Path(inspect.getsourcefile(RawView) or "")
+    assert declared_overloads(source, "_DeprecatedRawMethod", "__get__") == [None, expected]
+    assert declared_overloads(source, "_RawMethod", "__get__") == [None, None]

@@ -1,0 +1,148 @@
+"""What Python shows at run time is what the code is: ``help()``, ``inspect.signature``,
+``typing.get_type_hints`` and ``unittest.mock`` see the real types and coroutine functions.
+
+Type checkers substitute a generic base's type arguments; nothing at run time does, so a method
+written once on a generic base would show its type variables (``-> ~Pets``) wherever a
+notebook, ``help()`` or a tool that reads annotations looks.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import pydoc
+import re
+import typing
+import unittest.mock
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import httpx
+import pytest
+from typing_extensions import ParamSpec, TypeVarTuple, Unpack
+
+import animalstore_client as sdk
+import animalstore_client.testing as sdk_testing
+from animalstore_client import AsyncClient, AsyncRawResponses, Client, Pet, RawResponses
+from animalstore_client.testing import ClientSettings, FakeAnimalStore
+from tests.contract.operations import METHOD_NAMES
+
+PUBLIC_CLASSES = sorted(
+    {
+        member
+        for package in (sdk, sdk_testing)
+        for name in package.__all__
+        if inspect.isclass(member := getattr(package, name))
+    },
+    key=lambda cls: cls.__qualname__,
+)
+_VARIABLES = (typing.TypeVar, ParamSpec, TypeVarTuple, typing.ParamSpec)
+
+
+def variables(annotation: object) -> Iterator[object]:
+    """Every type variable in ``annotation``, however deeply nested."""
+    # typing_extensions' Unpack[...] poses as a TypeVar before Python 3.11 (its __class__).
+    if isinstance(annotation, _VARIABLES) and typing.get_origin(annotation) is not Unpack:
+        yield annotation
+    for argument in typing.get_args(annotation):
+        yield from variables(argument)
+    yield from getattr(annotation, "__parameters__", ())
+
+
+def callables(cls: type) -> Iterator[tuple[str, Callable[..., Any]]]:
+    """The constructor and every public method, property getter and attribute function."""
+    for name in ["__init__", *dir(cls)]:
+        if name.startswith("_") and name != "__init__":
+            continue
+        member = inspect.getattr_static(cls, name)
+        if isinstance(member, (staticmethod, classmethod)):
+            member = member.__func__
+        if isinstance(member, property):
+            member = member.fget
+        if inspect.isfunction(member):
+            yield name, member
+
+
+#: The classes whose every annotation resolves at run time (``typing.get_type_hints``).
+RESOLVED = [Client, AsyncClient, RawResponses, AsyncRawResponses, FakeAnimalStore]
+
+
+@pytest.mark.parametrize("cls", PUBLIC_CLASSES, ids=lambda cls: cls.__qualname__)
+def test_no_public_signature_shows_a_type_variable_the_class_does_not_declare(cls: type) -> None:
+    # A generic class's own parameters (APIResponse[T].parse() -> T) are what it says.
+    own = {f"~{variable.__name__}" for variable in getattr(cls, "__parameters__", ())}
+    for name, member in callables(cls):
+        shown = str(inspect.signature(member))
+        found = set(re.findall(r"~\w+", shown)) - own
+        assert not found, f"{cls.__qualname__}.{name}{shown}"
+
+
+@pytest.mark.parametrize("cls", RESOLVED, ids=lambda cls: cls.__qualname__)
+def test_get_type_hints_gives_real_types(cls: type) -> None:
+    for name, member in callables(cls):
+        hints = typing.get_type_hints(member)
+        found = [v for annotation in hints.values() for v in variables(annotation)]
+        assert not found, f"{cls.__qualname__}.{name}: {found} in {hints}"
+
+
+def test_the_clients_show_their_own_types() -> None:
+    for cls, http in ((Client, httpx.Client), (AsyncClient, httpx.AsyncClient)):
+        assert typing.get_type_hints(cls.__init__)["http_client"] == http | None
+        assert typing.get_type_hints(cls.list_pets)["return"] == list[Pet]
+        assert typing.get_type_hints(cls.create_pet)["return"] is Pet
+        signature = str(inspect.signature(cls.list_pets))
+        assert signature.endswith("-> list[animalstore_client.Pet]")
+    for view in (RawResponses, AsyncRawResponses):
+        returns = typing.get_type_hints(view.list_pets)["return"]
+        assert returns == sdk.APIResponse[list[Pet]]
+
+
+def test_every_async_method_is_a_coroutine_function() -> None:
+    for name in METHOD_NAMES:
+        for sync, asynchronous in ((Client, AsyncClient), (RawResponses, AsyncRawResponses)):
+            assert not inspect.iscoroutinefunction(getattr(sync, name)), (sync, name)
+            assert inspect.iscoroutinefunction(getattr(asynchronous, name)), (asynchronous, name)
+    assert inspect.iscoroutinefunction(AsyncClient.aclose)
+
+
+def test_an_autospec_of_async_client_has_awaitable_methods() -> None:
+    mock = unittest.mock.create_autospec(AsyncClient, instance=True)
+
+    async def use() -> None:
+        await mock.list_pets(limit=5)
+        await mock.get_pet(7)
+        await mock.create_pet(name="Rex", category_id=3)
+        await mock.aclose()
+
+    asyncio.run(use())
+    mock.list_pets.assert_awaited_once_with(limit=5)
+    mock.get_pet.assert_awaited_once_with(7)
+    with pytest.raises(TypeError):
+        mock.list_pets(5)  # the real signature: keyword-only, as autospec enforces
+    assert isinstance(mock.list_pets, unittest.mock.AsyncMock)
+    sync_mock = unittest.mock.create_autospec(Client, instance=True)
+    assert not isinstance(sync_mock.list_pets, unittest.mock.AsyncMock)
+
+
+@pytest.mark.parametrize(
+    ("cls", "http"), [(Client, "httpx.Client"), (AsyncClient, "httpx.AsyncClient")]
+)
+def test_help_shows_the_constructor_on_the_class_itself(cls: type, http: str) -> None:
+    text = pydoc.plain(pydoc.render_doc(cls))
+    own = text.split("Methods defined here:", 1)[1].split("-" * 20, 1)[0]
+    # Without the " |" margin, on one line: Python 3.13 spreads a long signature over lines.
+    flat = " ".join(re.sub(r"^ \|  ?", "", own, flags=re.M).split())
+    flat = re.sub(r"\(\s+", "(", flat)
+    assert "__init__(self, api_key: str | None = None, *," in flat
+    assert f"http_client: {http} | None = None" in flat
+    assert "Configure a client; nothing is sent until a method is called." in flat
+    for name in METHOD_NAMES:
+        assert f"{name}(self" in flat, name
+    assert "~" not in text
+
+
+def test_the_stores_client_factories_return_the_clients() -> None:
+    assert typing.get_type_hints(FakeAnimalStore.client)["return"] is Client
+    assert typing.get_type_hints(FakeAnimalStore.async_client)["return"] is AsyncClient
+    for annotation in typing.get_type_hints(ClientSettings).values():
+        assert not list(variables(annotation))
