@@ -908,3 +908,15 @@ def test_create_over_http_refuses_a_lone_surrogate_name(store: FakeAnimalStore) 
     )
     assert store.pets == []
     assert (listed.status_code, listed.json()) == (200, [])
+
+
+def test_a_query_the_spec_does_not_allow_is_answered_as_docs_assumptions_says(
+    client: httpx.Client,
+) -> None:
+    response = client.get("/pets", params={"status": "AAA"})
+
+    message = "status must be one of available, pending, sold, got 'AAA'"
+    assert_error(response, 400, "invalid_parameter", message)
+    assumptions = (Path(__file__).resolve().parents[2] / "docs" / "assumptions.md").read_text()
+    said = " ".join(assumptions.split())
+    assert f'`GET /pets?status=AAA` answers 400 `invalid_parameter`, "{message}"' in said
