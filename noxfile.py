@@ -4,7 +4,9 @@
 environment with the package and its ``test`` extra installed (so the newest numpy, aiohttp ...
 that version can have). A version whose interpreter cannot be found fails the run instead of
 being skipped. Run one version with ``nox -s "tests(3.10)"``; arguments after ``--`` go to
-pytest (``nox -- -k numpy``).
+pytest (``nox -- -k numpy``). ``tests_httpx2_oldest`` runs the tests that run on httpx2 with the
+oldest httpx2 the ``httpx2`` extra admits, on the oldest Python: the ``tests`` sessions install
+the newest.
 """
 
 from __future__ import annotations
@@ -13,15 +15,23 @@ import glob
 import re
 import shutil
 import subprocess
+import sys
+from pathlib import Path
 
 import nox
+from packaging.requirements import Requirement
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:
+    import tomli as tomllib
 
 #: Every version ``requires-python`` admits and the classifiers declare.
 PYTHONS = ("3.10", "3.11", "3.12", "3.13")
 #: Where pyenv keeps the interpreters on the project's machines and CI's.
 PYENV_VERSIONS = "/root/.pyenv/versions"
 
-nox.options.sessions = ["tests"]
+nox.options.sessions = ["tests", "tests_httpx2_oldest"]
 nox.options.default_venv_backend = "venv"
 nox.options.error_on_missing_interpreters = True
 # No interpreter from the network: the machines reach package registries only, and the matrix
@@ -85,3 +95,49 @@ def tests(session: nox.Session) -> None:
     )
     # No .pytest_cache: nothing of one run is for the next (CI starts from a fresh clone).
     session.run("python", "-m", "pytest", "-q", "-p", "no:cacheprovider", *session.posargs)
+
+
+def extra_lower_bound(extra: str) -> str:
+    """Return the requirement pinning the oldest release the one-package ``extra`` admits.
+
+    From ``pyproject.toml``: ``httpx2>=2.0`` gives ``httpx2==2.0``.
+    """
+    with (Path(__file__).parent / "pyproject.toml").open("rb") as file:
+        [declared] = tomllib.load(file)["project"]["optional-dependencies"][extra]
+    requirement = Requirement(declared)
+    [lower] = [spec.version for spec in requirement.specifier if spec.operator == ">="]
+    return f"{requirement.name}=={lower}"
+
+
+@nox.session(python=interpreter(PYTHONS[0]))
+def tests_httpx2_oldest(session: nox.Session) -> None:
+    """Run the tests that run on httpx2 with its oldest release the extra admits.
+
+    On the oldest Python, where pip would otherwise take the newest httpx2 that Python can
+    have: every test whose name says httpx2 (each backend test's httpx2 kinds, the httpx2
+    module, the docs' httpx2 snippets), a few minutes rather than the whole suite's.
+    """
+    pinned = extra_lower_bound("httpx2")
+    session.install("--quiet", ".[test]", pinned)
+    version = pinned.partition("==")[2]
+    session.run(
+        "python",
+        "-c",
+        "import importlib.metadata as m, sys; from packaging.version import Version; "
+        "v = m.version('httpx2'); print('httpx2', v); "
+        f"sys.exit(Version(v) != Version({version!r}))",
+    )
+    session.run(
+        "python",
+        "-m",
+        "pytest",
+        "-q",
+        "-p",
+        "no:cacheprovider",
+        "-k",
+        "httpx2",
+        "tests/reliability",
+        "tests/field",
+        "tests/examples",
+        *session.posargs,
+    )

@@ -45,7 +45,7 @@ __all__ = [
 #: from (the package is on no index).
 INSTALL_COMMANDS = {
     "aiohttp": "pip install 'aiohttp>=3.12'",
-    "httpx2": "pip install 'httpx2>=2.16'",
+    "httpx2": "pip install 'httpx2>=2.0'",
 }
 
 
@@ -225,7 +225,8 @@ def DefaultHttpx2Client(**kwargs: Any) -> httpx2.Client:
     """Return an ``httpx2.Client`` with the SDK's defaults, for ``Client(http_client=...)``.
 
     The defaults are those of ``DefaultHttpxClient``, as httpx2's own ``Timeout`` and
-    ``Limits``. It needs the ``httpx2`` extra (Python 3.11 and up). The caller closes it.
+    ``Limits``. It needs the ``httpx2`` extra (any httpx2 release, 2.0 and later, on every
+    supported Python). The caller closes it.
 
     Args:
         **kwargs: any ``httpx2.Client`` argument; each one given replaces the SDK's default.

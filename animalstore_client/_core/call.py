@@ -253,7 +253,7 @@ class Call(Generic[T]):
 
     def _error(self, outcome: Answer | SendFailure) -> Exception:
         if isinstance(outcome, SendFailure):
-            return connection_error(outcome, self.request)
+            return connection_error(outcome, self.request, idempotent=self._idempotent)
         return status_error(outcome, self._base_url, self._scrub)
 
     def _scrub(self, text: str) -> str:

@@ -222,12 +222,35 @@ def status_error(
     return exception
 
 
-def connection_error(failure: SendFailure, request: Request) -> APIError:
+#: What the caller needs to know of a call that got no answer, by how far its last attempt got
+#: and whether the call is idempotent: whether it may have done anything, and what to do. The
+#: one call that is not idempotent is ``create_pet``.
+_CONSEQUENCES: dict[tuple[Failure, bool], str] = {
+    (Failure.MAYBE_SENT, False): (
+        "; the animal may have been created; not retried, as a create is retried only when it "
+        "provably was not processed; pass idempotency_key= to make retries safe"
+    ),
+    (Failure.NOT_SENT, False): (
+        "; not sent, so the animal was not created: the request provably never reached the "
+        "service, and calling again is safe"
+    ),
+    (Failure.NOT_SENT, True): (
+        "; not sent: the request provably never reached the service, and calling again is safe"
+    ),
+}
+
+
+def connection_error(failure: SendFailure, request: Request, *, idempotent: bool) -> APIError:
     """Build the exception for an attempt that got no usable answer.
+
+    The message says what happened and, when known, whether the call may have done anything:
+    a create whose request may have reached the service may have created the animal, and a
+    call that provably was not sent did nothing.
 
     Args:
         failure: what the backend made of its library's error.
         request: the request that was being sent.
+        idempotent: whether sending the request twice is harmless (every method but ``POST``).
 
     Returns:
         A ``ResponseTooLargeError`` for an answer past the size cap, an ``APITimeoutError``
@@ -238,6 +261,9 @@ def connection_error(failure: SendFailure, request: Request) -> APIError:
         kind = ResponseTooLargeError
     else:
         kind = APITimeoutError if failure.timeout else APIConnectionError
+    consequence = _CONSEQUENCES.get((failure.failure, idempotent), "")
     return from_source(
-        kind, f"{request.method} {request.full_url} failed: {failure.detail}", failure
+        kind,
+        f"{request.method} {request.full_url} failed: {failure.detail}{consequence}",
+        failure,
     )

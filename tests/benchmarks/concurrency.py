@@ -345,7 +345,7 @@ _ASYNC: dict[str, Callable[[str, str, int], Coroutine[Any, Any, list[object]]]] 
     "raw httpx typed": _raw_httpx,
     "raw httpx gated": _raw_httpx_gated,
 }
-if importlib.util.find_spec("httpx2") is not None:  # Python 3.11 and up, with the extra
+if importlib.util.find_spec("httpx2") is not None:  # with the httpx2 extra
     _ASYNC.update({"sdk httpx2": _sdk_httpx2, "raw httpx2 typed": _raw_httpx2})
 #: The contenders on httpx's default pool, which take seconds where the others take tenths.
 _SLOW = ("sdk default", "raw httpx typed", "raw httpx gated")

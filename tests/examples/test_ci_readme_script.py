@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -130,3 +131,22 @@ def test_the_readmes_blocks_are_taken_whole(tag: str) -> None:
     positions = [script_lines.index(command) for command in commands]
     assert positions == sorted(positions)
     assert len(commands) == script.stdout.count("\nstatus=$?")
+
+
+def test_the_documented_site_build_is_the_one_ci_runs_and_prints_no_banner() -> None:
+    # Material for MkDocs prints a banner on its end of life as it loads, unless
+    # NO_MKDOCS_2_WARNING is set: every mkdocs command the guide gives sets it.
+    guide = (REPO / "docs" / "development.md").read_text()
+    commands = re.findall(r"([\w=]*)\s*\.venv-docs/bin/mkdocs (?:build|serve)", guide)
+    assert len(commands) == 2
+    assert set(commands) == {"NO_MKDOCS_2_WARNING=1"}
+
+    script = block_script(REPO / "docs" / "development.md", "docs")
+
+    assert script.returncode == 0
+    assert "NO_MKDOCS_2_WARNING=1 .venv-docs/bin/mkdocs build --strict" in script.stdout
+    ci = (REPO / ".ci" / "run").read_text()
+    assert "bash .ci/readme_script docs docs/development.md" in ci
+    # No command of its own: the guide's is the one.
+    run_lines = [line for line in ci.splitlines() if not line.lstrip().startswith(("#", "echo"))]
+    assert [line for line in run_lines if "mkdocs" in line] == []

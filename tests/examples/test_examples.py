@@ -227,3 +227,18 @@ def test_notebook_runs_and_its_outputs_match_the_stored_ones() -> None:
         fresh.metadata.language_info = {"name": "python"}  # no version details in the file
         nbformat.write(fresh, NOTEBOOK)  # type: ignore[no-untyped-call]
     assert notebook_outputs(fresh) == notebook_outputs(stored)
+
+
+def test_the_notebook_names_the_type_list_pets_returns() -> None:
+    from animalstore_client.testing import FakeAnimalStore
+
+    with FakeAnimalStore().client() as client:
+        returned = type(client.list_pets()).__name__
+    [words] = [
+        cell.source
+        for cell in read_notebook().cells
+        if cell.cell_type == "markdown" and "`list_pets`" in cell.source
+    ]
+
+    assert f"The result is a `{returned}`" in words
+    assert "a plain `list[Pet]` that" not in words

@@ -4,7 +4,9 @@ The reader's set-up is the Quickstart's: ``animalstore mock-server`` in another 
 two ``export`` lines pasted. So here: one reference store started exactly so (on a free port),
 its printed ``ANIMALSTORE_API_KEY`` and ``ANIMALSTORE_BASE_URL`` in the environment, no other
 ``ANIMALSTORE_*`` variable, and each block in a fresh ``python -W error`` process, which must
-exit 0 and print nothing on stderr (no traceback, no warning).
+exit 0 and print nothing on stderr (no traceback, no warning). Only what the page says to
+install above the block can be imported there (``documented_installs``): the SDK, the extras and
+packages its install commands name, and what they depend on.
 
 A block whose first line is a comment starting with ``# Continues`` runs right after the block
 before it, in the same process (the README says so in that comment). Blocks are found afresh on
@@ -25,6 +27,13 @@ import attrs
 import pytest
 
 from tests.conftest import read_lines, sigint_as_in_a_terminal
+from tests.examples.documented_installs import (
+    GUARD,
+    SDK,
+    allowed,
+    requirements_named,
+    unimportable,
+)
 from tests.examples.test_examples import REPO_ROOT, example_env
 
 README = REPO_ROOT / "README.md"
@@ -86,6 +95,13 @@ PROGRAMS = [
 ]
 
 
+def guard_for(block: Block) -> str:
+    """The guard that leaves importable only what the block's page says to install above it."""
+    text = (REPO_ROOT / block.file).read_text(encoding="utf-8")
+    names = allowed(requirements_named(text, block.line))
+    return GUARD.format(unimportable=set(unimportable(names)))
+
+
 @attrs.frozen
 class MockServer:
     """A running ``animalstore mock-server``: the lines it printed and the reader's variables."""
@@ -134,13 +150,13 @@ def mock_server() -> Iterator[MockServer]:
 def test_readme_block_runs_as_written(
     program: list[Block], mock_server: MockServer, tmp_path: Path
 ) -> None:
-    if any("httpx2" in block.code for block in program) and sys.version_info < (3, 11):
-        pytest.skip("httpx2 needs Python 3.11 or newer")
     source = tmp_path / "readme_block.py"
     source.write_text("\n".join(block.code for block in program), encoding="utf-8")
+    guard = tmp_path / "guard.py"
+    guard.write_text(guard_for(program[0]), encoding="utf-8")
 
     result = subprocess.run(
-        [sys.executable, "-W", "error", str(source)],
+        [sys.executable, "-W", "error", str(guard), str(source)],
         cwd=tmp_path,
         env=mock_server.env,
         capture_output=True,
@@ -237,3 +253,45 @@ def test_the_readme_is_short_and_its_contents_and_links_lead_somewhere() -> None
     ]
     headings = re.findall(r"^## (.+)$", text, re.MULTILINE)
     assert headings == order
+
+
+def test_the_installs_a_page_names_above_a_block_are_what_it_may_import() -> None:
+    page = "\n".join(
+        [
+            "pip install '/path/to/animalstore_client[aiohttp]'     # or the wheel",
+            "Run `.venv/bin/pip install -q '.[test]' && .venv/bin/python -m pytest`.",
+            "Then `pip install pandas opentelemetry-api`.",
+            "And later `uv add '/path/to/animalstore_client[httpx2]'`.",
+        ]
+    )
+
+    assert requirements_named(page, 4) == [
+        SDK,
+        f"{SDK}[aiohttp]",
+        f"{SDK}[]",  # the developers' extra counts for nothing
+        "pandas",
+        "opentelemetry-api",
+    ]
+    assert requirements_named(page, 1) == [SDK]
+    names = allowed(requirements_named(page, 4))
+    assert {"animalstore-client", "httpx", "aiohttp", "pandas", "numpy"} <= names
+    assert {"httpx2", "pytest", "opentelemetry-sdk"}.isdisjoint(names)
+
+
+def test_a_block_that_imports_what_its_page_does_not_install_fails(tmp_path: Path) -> None:
+    source = tmp_path / "block.py"
+    source.write_text("import animalstore_client, httpx\nimport pandas\n", encoding="utf-8")
+    guard = tmp_path / "guard.py"
+    guard.write_text(GUARD.format(unimportable=set(unimportable(allowed([SDK])))))
+
+    result = subprocess.run(
+        [sys.executable, "-W", "error", str(guard), str(source)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+
+    assert result.returncode == 1
+    assert result.stderr.endswith("ModuleNotFoundError: No module named 'pandas'\n")
+    assert 'block.py", line 2' in result.stderr

@@ -79,7 +79,9 @@ def status_response(status: int, body: object) -> Answer:
 def failed(error: httpx.RequestError, request: httpx.Request) -> AnimalStoreError:
     """The SDK's error for an attempt that ended in ``error``, as a client raises it."""
     core_request = Request(request.method, str(request.url), None, {}, None, {})
-    return connection_error(family(httpx).classify(error, core_request, request), core_request)
+    return connection_error(
+        family(httpx).classify(error, core_request, request), core_request, idempotent=True
+    )
 
 
 def error_body(status: int) -> dict[str, object]:

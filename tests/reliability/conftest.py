@@ -4,7 +4,7 @@ Every test that takes ``make_client`` (or ``kind``) runs once per backend: a ``C
 ``AsyncClient`` on their default (httpx) backend, an ``AsyncClient`` on aiohttp
 (``http_client=DefaultAioHttpClient()``, made in the test's loop), and a ``Client`` and an
 ``AsyncClient`` on httpx2 (``DefaultHttpx2Client()``, ``DefaultAsyncHttpx2Client()``; skipped,
-with the reason, where httpx2 cannot be installed: Python 3.10). Coroutines run on one event
+with the reason, where httpx2 is not installed). Coroutines run on one event
 loop per test, closed (async generators and the default executor included) after the clients.
 """
 
@@ -14,7 +14,6 @@ import asyncio
 import importlib.util
 import json
 import socket
-import sys
 import warnings
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -49,9 +48,7 @@ SYNC_KINDS = ("sync", "httpx2-sync")
 HTTPX_ASYNC_KINDS = ("async", "httpx2-async")
 #: Why the httpx2 kinds are skipped, if they are.
 NO_HTTPX2 = (
-    "httpx2 needs Python 3.11 or newer"
-    if sys.version_info < (3, 11)
-    else "httpx2 is not installed (the SDK's httpx2 extra)"
+    "httpx2 is not installed (the SDK's httpx2 extra)"
     if importlib.util.find_spec("httpx2") is None
     else None
 )

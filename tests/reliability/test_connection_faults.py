@@ -324,5 +324,95 @@ def test_a_refused_connection_reads_the_same_on_every_client_and_backend(
     assert type(caught.value) is APIConnectionError
     assert str(caught.value) == (
         f"GET {url}/pets failed: ConnectionRefusedError: connection refused "
-        "(nothing accepts connections at that address)"
+        "(nothing accepts connections at that address)" + NOT_SENT
     )
+
+
+# -- what the message says the call did ----------------------------------------------------------
+
+#: How the message of a create whose request may have reached the service ends.
+MAYBE_CREATED = (
+    "; the animal may have been created; not retried, as a create is retried only when it "
+    "provably was not processed; pass idempotency_key= to make retries safe"
+)
+#: How the message of a create that provably was not sent ends.
+NOT_CREATED = (
+    "; not sent, so the animal was not created: the request provably never reached the "
+    "service, and calling again is safe"
+)
+#: How the message of any other call that provably was not sent ends.
+NOT_SENT = "; not sent: the request provably never reached the service, and calling again is safe"
+#: Each loses the answer to a request the server has read: a hang-up, and a read timeout.
+LOST = {
+    "hangup": (Hangup(), APIConnectionError, 5.0),
+    "read-timeout": (Hangup(delay=10), APITimeoutError, 0.3),
+}
+
+
+@pytest.mark.parametrize(("fault", "error_class", "timeout"), LOST.values(), ids=list(LOST))
+def test_a_create_whose_answer_was_lost_says_the_animal_may_have_been_created(
+    server: FaultServer,
+    make_client: Callable[..., Api],
+    sleeps: list[float],
+    fault: Action,
+    error_class: type[APIConnectionError],
+    timeout: float,
+) -> None:
+    server.script(fault, Reply(201, json=PET))
+    api = make_client(server, timeout=timeout, max_retries=2)
+
+    with pytest.raises(APIConnectionError) as caught:
+        api.create_pet(name="Rex", category_id=3)
+
+    assert_clean_connection_error(caught.value, error_class)
+    message = str(caught.value)
+    assert message.startswith(f"POST {server.base_url}/pets failed: ")
+    assert message.endswith(MAYBE_CREATED)
+    assert caught.value.message == message
+    assert caught.value.request.method == "POST"
+    assert [(r.method, r.path) for r in server.requests] == [("POST", "/v1/pets")]
+    assert sleeps == []
+
+
+@pytest.mark.parametrize(("fault", "error_class", "timeout"), LOST.values(), ids=list(LOST))
+def test_a_get_whose_answer_was_lost_claims_neither(
+    server: FaultServer,
+    make_client: Callable[..., Api],
+    fault: Action,
+    error_class: type[APIConnectionError],
+    timeout: float,
+) -> None:
+    # A GET changes nothing, and its request may have reached the service: nothing to add.
+    server.script(fault)
+    api = make_client(server, timeout=timeout, max_retries=0)
+
+    with pytest.raises(APIConnectionError) as caught:
+        api.list_pets()
+
+    assert_clean_connection_error(caught.value, error_class)
+    assert "; " not in str(caught.value).partition(" failed: ")[2]
+    assert len(server.requests) == 1
+
+
+@pytest.mark.parametrize(
+    ("operation", "ending"),
+    [("list_pets", NOT_SENT), ("create_pet", NOT_CREATED)],
+    ids=["list_pets", "create_pet"],
+)
+def test_a_call_that_provably_was_not_sent_says_so(
+    make_client: Callable[..., Api], sleeps: list[float], operation: str, ending: str
+) -> None:
+    url = f"http://127.0.0.1:{free_port()}/v1"
+    api = make_client(url, max_retries=1)
+
+    with pytest.raises(APIConnectionError) as caught:
+        api.invoke(operation)
+
+    assert_clean_connection_error(caught.value, APIConnectionError)
+    method = "GET" if operation == "list_pets" else "POST"
+    assert str(caught.value) == (
+        f"{method} {url}/pets failed: ConnectionRefusedError: connection refused "
+        f"(nothing accepts connections at that address){ending}"
+    )
+    assert caught.value.request.method == method
+    assert len(sleeps) == 1  # retried, as nothing was sent

@@ -545,7 +545,8 @@ def test_a_refused_create_is_retried_and_then_reported_as_a_connection_error(
     assert type(error) is APIConnectionError  # a refusal is not a timeout
     assert str(error).endswith(
         "failed: ConnectionRefusedError: connection refused "
-        "(nothing accepts connections at that address)"
+        "(nothing accepts connections at that address); not sent, so the animal was not "
+        "created: the request provably never reached the service, and calling again is safe"
     )
     assert len(sleeps) == 2  # nothing was sent, so both retries were allowed
 

@@ -186,7 +186,7 @@ def test_a_missing_httpx2_is_named_with_the_command_that_installs_it() -> None:
         """
     )
     assert done.returncode == 0, done.stderr
-    assert done.stdout.strip().endswith("httpx2 itself with: pip install 'httpx2>=2.16'")
+    assert done.stdout.strip().endswith("httpx2 itself with: pip install 'httpx2>=2.0'")
     assert "DefaultHttpx2Client needs httpx2" in done.stdout
 
 
@@ -237,7 +237,9 @@ ALIASED = """
 """
 
 
-def test_the_sdk_works_on_its_default_backend_under_alias_httpx() -> None:
+def test_the_sdk_works_on_its_default_backend_under_alias_httpx(httpx2: Any) -> None:
+    if not hasattr(httpx2, "alias_httpx"):  # the extra's lower bound, 2.0, has not
+        pytest.skip(f"httpx2 2.9 added alias_httpx; this is {httpx2.__version__}")
     done = run_python(ALIASED)
     assert done.returncode == 0, done.stderr
     assert done.stdout.splitlines() == [

@@ -233,7 +233,7 @@ def async_hooks(hooks: dict[str, list[Any]]) -> dict[str, list[Any]]:
 def test_event_hooks_trace_every_call_on_httpx2(server: FaultServer, kind: str) -> None:
     # opentelemetry-instrumentation-httpx does not support httpx2 (its instrument_client makes
     # the calls fail): the hooks the docs show instead.
-    pytest.importorskip("httpx2", reason="httpx2 needs Python 3.11 or newer")
+    pytest.importorskip("httpx2", reason="httpx2 is not installed (the SDK's httpx2 extra)")
     from animalstore_client import DefaultAsyncHttpx2Client, DefaultHttpx2Client
 
     server.script(*three_calls())

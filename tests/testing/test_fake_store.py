@@ -945,3 +945,15 @@ def test_an_answer_without_a_body_has_no_json_and_no_content_type(
         answer = httpx.delete(f"{base_url}/pets/1", headers={"Authorization": "Bearer k"})
     assert (answer.status_code, answer.content) == (204, b"")
     assert "content-type" not in answer.headers
+
+
+def test_a_query_the_spec_does_not_allow_is_answered_as_docs_assumptions_says(
+    client: httpx.Client,
+) -> None:
+    response = client.get("/pets", params={"status": "AAA"})
+
+    message = "status must be one of available, pending, sold, got 'AAA'"
+    assert_error(response, 400, "invalid_parameter", message)
+    assumptions = (Path(__file__).resolve().parents[2] / "docs" / "assumptions.md").read_text()
+    said = " ".join(assumptions.split())
+    assert f'`GET /pets?status=AAA` answers 400 `invalid_parameter`, "{message}"' in said

@@ -180,16 +180,20 @@ def test_raw_response_defers_validation_to_parse(api: Api, mock_api: respx.MockR
         raw.parse()
 
 
+#: How a GET that provably was not sent ends its message.
+NOT_SENT = "; not sent: the request provably never reached the service, and calling again is safe"
+
+
 @pytest.mark.parametrize(
-    ("error", "expected"),
+    ("error", "expected", "consequence"),
     [
-        (httpx.ConnectError("connection refused"), APIConnectionError),
-        (httpx.ReadError("connection reset by peer"), APIConnectionError),
-        (httpx.RemoteProtocolError("server disconnected"), APIConnectionError),
-        (httpx.DecodingError("bad gzip"), APIConnectionError),
-        (httpx.ConnectTimeout(""), APITimeoutError),
-        (httpx.ReadTimeout("timed out"), APITimeoutError),
-        (httpx.PoolTimeout(""), APITimeoutError),
+        (httpx.ConnectError("connection refused"), APIConnectionError, NOT_SENT),
+        (httpx.ReadError("connection reset by peer"), APIConnectionError, ""),
+        (httpx.RemoteProtocolError("server disconnected"), APIConnectionError, ""),
+        (httpx.DecodingError("bad gzip"), APIConnectionError, ""),
+        (httpx.ConnectTimeout(""), APITimeoutError, NOT_SENT),
+        (httpx.ReadTimeout("timed out"), APITimeoutError, ""),
+        (httpx.PoolTimeout(""), APITimeoutError, NOT_SENT),
     ],
 )
 def test_transport_failures_become_connection_errors(
@@ -197,6 +201,7 @@ def test_transport_failures_become_connection_errors(
     mock_api: respx.MockRouter,
     error: Exception,
     expected: type[APIError],
+    consequence: str,
 ) -> None:
     api = make_api(max_retries=0)
     mock_api.get("/pets").mock(side_effect=error)
@@ -210,7 +215,7 @@ def test_transport_failures_become_connection_errors(
     assert caught.value.__context__ is None
     assert str(caught.value.request.url) == "https://api.test/v1/pets"
     detail = f"{type(error).__name__}: {error}" if str(error) else type(error).__name__
-    assert str(caught.value) == f"GET https://api.test/v1/pets failed: {detail}"
+    assert str(caught.value) == f"GET https://api.test/v1/pets failed: {detail}{consequence}"
     assert API_KEY not in str(caught.value)
 
 

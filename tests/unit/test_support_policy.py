@@ -112,3 +112,23 @@ def test_the_support_page_gives_the_dependency_ranges_of_pyproject() -> None:
     ranges = {requirement.name: requirement.specifier for requirement in map(Requirement, declared)}
 
     assert {row[0]: SpecifierSet(row[1]) for row in table(section("Dependencies"))} == ranges
+
+
+def test_ci_tests_the_httpx2_extras_lower_bound_on_the_oldest_python() -> None:
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("noxfile", ROOT / "noxfile.py")
+    assert spec is not None
+    assert spec.loader is not None
+    noxfile = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(noxfile)
+    [declared] = PROJECT["optional-dependencies"]["httpx2"]
+    [lower] = [s.version for s in Requirement(declared).specifier if s.operator == ">="]
+
+    # On every Python the package declares: no marker leaves one out.
+    assert Requirement(declared).marker is None
+    assert noxfile.extra_lower_bound("httpx2") == f"httpx2=={lower}"
+    assert noxfile.tests_httpx2_oldest.python == noxfile.interpreter(nox_pythons()[0])
+    assert "tests_httpx2_oldest" in noxfile.nox.options.sessions
+    assert 'print("tests_httpx2_oldest")' in (ROOT / ".ci" / "run").read_text(encoding="utf-8")
+    assert "`tests_httpx2_oldest`" in SUPPORT
