@@ -4,9 +4,8 @@
 environment with the package and its ``test`` extra installed (so the newest numpy, aiohttp ...
 that version can have). A version whose interpreter cannot be found fails the run instead of
 being skipped. Run one version with ``nox -s "tests(3.10)"``; arguments after ``--`` go to
-pytest (``nox -- -k numpy``). ``tests_httpx2_oldest`` runs the tests that run on httpx2 with the
-oldest httpx2 the ``httpx2`` extra admits, on the oldest Python: the ``tests`` sessions install
-the newest.
+pytest (``nox -- -k numpy``). The oldest Python's session installs the oldest httpx2 the
+``httpx2`` extra admits, the others the newest.
 """
 
 from __future__ import annotations
@@ -31,7 +30,7 @@ PYTHONS = ("3.10", "3.11", "3.12", "3.13")
 #: Where pyenv keeps the interpreters on the project's machines and CI's.
 PYENV_VERSIONS = "/root/.pyenv/versions"
 
-nox.options.sessions = ["tests", "tests_httpx2_oldest"]
+nox.options.sessions = ["tests"]
 nox.options.default_venv_backend = "venv"
 nox.options.error_on_missing_interpreters = True
 # No interpreter from the network: the machines reach package registries only, and the matrix
@@ -85,14 +84,30 @@ def interpreter(version: str) -> str:
 @nox.session
 @nox.parametrize("python", [interpreter(version) for version in PYTHONS], ids=list(PYTHONS))
 def tests(session: nox.Session) -> None:
-    """Run the whole test suite on one Python version."""
-    session.install("--quiet", ".[test]")
+    """Run the whole test suite on one Python version.
+
+    The oldest Python gets the oldest httpx2 the ``httpx2`` extra admits (its lower bound, read
+    from ``pyproject.toml``), the others the newest each can have: so both ends of the range
+    are tested, with no session of their own.
+    """
+    oldest = session.python == interpreter(PYTHONS[0])
+    pinned = [extra_lower_bound("httpx2")] if oldest else []
+    session.install("--quiet", ".[test]", *pinned)
     session.run(
         "python",
         "-c",
-        "import sys, numpy; print(f'Python {sys.version.split()[0]} from {sys.base_prefix}; "
-        "numpy {numpy.__version__}')",
+        "import sys, numpy, importlib.metadata as m; "
+        "print(f'Python {sys.version.split()[0]} from {sys.base_prefix}; "
+        "numpy {numpy.__version__}; httpx2 {m.version(\"httpx2\")}')",
     )
+    if pinned:
+        version = pinned[0].partition("==")[2]
+        session.run(
+            "python",
+            "-c",
+            "import importlib.metadata as m, sys; from packaging.version import Version; "
+            f"sys.exit(Version(m.version('httpx2')) != Version({version!r}))",
+        )
     # No .pytest_cache: nothing of one run is for the next (CI starts from a fresh clone).
     session.run("python", "-m", "pytest", "-q", "-p", "no:cacheprovider", *session.posargs)
 
@@ -107,37 +122,3 @@ def extra_lower_bound(extra: str) -> str:
     requirement = Requirement(declared)
     [lower] = [spec.version for spec in requirement.specifier if spec.operator == ">="]
     return f"{requirement.name}=={lower}"
-
-
-@nox.session(python=interpreter(PYTHONS[0]))
-def tests_httpx2_oldest(session: nox.Session) -> None:
-    """Run the tests that run on httpx2 with its oldest release the extra admits.
-
-    On the oldest Python, where pip would otherwise take the newest httpx2 that Python can
-    have: every test whose name says httpx2 (each backend test's httpx2 kinds, the httpx2
-    module, the docs' httpx2 snippets), a few minutes rather than the whole suite's.
-    """
-    pinned = extra_lower_bound("httpx2")
-    session.install("--quiet", ".[test]", pinned)
-    version = pinned.partition("==")[2]
-    session.run(
-        "python",
-        "-c",
-        "import importlib.metadata as m, sys; from packaging.version import Version; "
-        "v = m.version('httpx2'); print('httpx2', v); "
-        f"sys.exit(Version(v) != Version({version!r}))",
-    )
-    session.run(
-        "python",
-        "-m",
-        "pytest",
-        "-q",
-        "-p",
-        "no:cacheprovider",
-        "-k",
-        "httpx2",
-        "tests/reliability",
-        "tests/field",
-        "tests/examples",
-        *session.posargs,
-    )
