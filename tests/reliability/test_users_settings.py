@@ -30,6 +30,7 @@ from tests.reliability.conftest import (
     SYNC_KINDS,
     Api,
     aiohttp_session,
+    close_in,
     error_body,
     json_bytes,
     new_http_client,
@@ -183,6 +184,36 @@ def test_a_hook_that_raises_for_status_gives_the_typed_error_and_retries(
     with pytest.raises(InternalServerError):
         api.list_pets()
     assert len(server.requests) == 6
+
+
+@pytest.mark.parametrize("kind", HTTPX_FAMILY_KINDS)
+@pytest.mark.parametrize("gzip", [False, True], ids=["plain", "gzip"])
+def test_a_hook_that_reads_the_body_leaves_the_call_its_answer(
+    kind: str, aloop: Any, server: FaultServer, make_client: Callable[..., Api], gzip: bool
+) -> None:
+    # A logging hook reads the body before the SDK does: its raw bytes are gone, what httpx
+    # decoded is the answer (within the cap, checked after the fact).
+    read: list[bytes] = []
+
+    def log_body(response: Any) -> None:
+        read.append(response.read())
+
+    async def alog_body(response: Any) -> None:
+        read.append(await response.aread())
+
+    hooks = {"response": [log_body if kind in SYNC_KINDS else alog_body]}
+    http = new_http_client(kind, aloop, event_hooks=hooks)
+    api = make_client(server, http_client=http)
+    server.script(Reply(200, json=[PET], gzip=gzip), Reply(200, json=[PET] * 50, gzip=gzip))
+    try:
+        assert api.list_pets() == [Pet.from_dict(PET)]
+        assert read == [json_bytes([PET])]
+        with pytest.raises(ResponseTooLargeError):
+            api.with_options(max_response_bytes=100).list_pets()
+        assert len(server.requests) == 2
+    finally:
+        api.close()
+        close_in(aloop, http)
 
 
 @pytest.mark.parametrize("kind", HTTPX_FAMILY_KINDS)
