@@ -405,17 +405,7 @@ class BodyReader:
         view: returns the request as an exception may keep it.
     """
 
-    __slots__ = (
-        "_decoder",
-        "_feed",
-        "_parts",
-        "_request",
-        "_size",
-        "_view",
-        "plain",
-        "refusal",
-        "signals",
-    )
+    __slots__ = ("_body", "_decoder", "_feed", "plain", "refusal", "signals")
 
     def __init__(
         self,
@@ -423,10 +413,9 @@ class BodyReader:
         raw_headers: Iterable[tuple[bytes, bytes]],
         view: Callable[[], RequestView],
     ) -> None:
-        self._request = request
-        self._view = view
-        self._parts: list[bytes] = []
-        self._size = 0
+        # Apart from the reader: a decoder holds the body's ``keep``, and a reference from it
+        # back to the reader would be a cycle, left for the garbage collector at every call.
+        self._body = _Body(request, view)
         length: bytes | None = None
         encodings: list[bytes] = []
         chunked = signals = False
@@ -461,10 +450,10 @@ class BodyReader:
         if stack:
             reason = refusal(stack)
             if reason is None:
-                self._decoder = Decoder(stack, self._keep)
+                self._decoder = Decoder(stack, self._body.keep)
             else:
                 self.refusal = SendFailure(Failure.FATAL, reason, timeout=False, view=view())
-        self._feed = self._keep if self._decoder is None else self._decoder.feed
+        self._feed = self._body.keep if self._decoder is None else self._decoder.feed
 
     def add(self, chunk: bytes) -> SendFailure | None:
         """Take the next piece of the body as it travelled; return why reading must stop, if so.
@@ -509,34 +498,50 @@ class BodyReader:
         A transport that does not frame bodies by their headers (a mock, an ASGI app) may hand
         over more than ``Content-Length`` said: a plain read is checked too.
         """
-        request = self._request
+        return self._body.check(size)
+
+    def content(self) -> bytes:
+        """Return the body read so far, decoded."""
+        return b"".join(self._body.parts)
+
+    def _undecodable(self, exc: DecodeError) -> SendFailure:
+        self._body.parts.clear()
+        return SendFailure(Failure.FATAL, str(exc), timeout=False, view=self._body.view())
+
+
+class _Body:
+    """The body read so far, decoded, and the limits it must keep while it grows."""
+
+    __slots__ = ("parts", "request", "size", "view")
+
+    def __init__(self, request: Request, view: Callable[[], RequestView]) -> None:
+        self.request = request
+        self.view = view
+        self.parts: list[bytes] = []
+        self.size = 0
+
+    def keep(self, piece: bytes) -> None:
+        """Keep the next decoded piece; raise ``_Stopped`` when the body must stop there."""
+        self.size += len(piece)
+        self.parts.append(piece)
+        if stop := self.check(self.size):
+            raise _Stopped(stop)
+
+    def check(self, size: int) -> SendFailure | None:
+        """Return why a body of ``size`` bytes so far is refused (cap, deadline), if it is."""
+        request = self.request
         if request.max_bytes is not None and size > request.max_bytes:
-            self._parts.clear()
+            self.parts.clear()
             return SendFailure(
                 Failure.TOO_LARGE,
                 f"the response body is larger than max_response_bytes={request.max_bytes}; "
                 "reading stopped there",
                 timeout=False,
-                view=self._view(),
+                view=self.view(),
             )
         if request.ends is not None and time.monotonic() >= request.ends:
-            return deadline_passed(request, self._view())
+            return deadline_passed(request, self.view())
         return None
-
-    def content(self) -> bytes:
-        """Return the body read so far, decoded."""
-        return b"".join(self._parts)
-
-    def _keep(self, piece: bytes) -> None:
-        """Keep a decoded piece; raise ``_Stopped`` when the body must stop there."""
-        self._size += len(piece)
-        self._parts.append(piece)
-        if stop := self.check(self._size):
-            raise _Stopped(stop)
-
-    def _undecodable(self, exc: DecodeError) -> SendFailure:
-        self._parts.clear()
-        return SendFailure(Failure.FATAL, str(exc), timeout=False, view=self._view())
 
 
 class SyncSender(Protocol):
