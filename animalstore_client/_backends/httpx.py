@@ -175,8 +175,9 @@ def _view(request: Request, built: Any) -> RequestView:
 def _plain(reader: BodyReader, response: Any) -> bool:
     """Whether httpx reads the body its plain way: ``reader`` says so, or it was read already.
 
-    A response hook of the user's that read the body leaves only what httpx decoded: that is
-    the body, checked against the cap after the fact.
+    A response hook of the user's that read the body, or a transport that made its response
+    from bytes (httpx reads those at once: a mock, an in-process app), leaves only what httpx
+    decoded: that is the body, checked against the cap after the fact.
     """
     return reader.plain or bool(response.is_stream_consumed)
 

@@ -132,11 +132,19 @@ def _fixed_transport_class(lib: ModuleType) -> type[Any]:
     class FixedTransport(lib.BaseTransport, lib.AsyncBaseTransport):  # type: ignore[misc,name-defined]
         """Answers every request with the same status and body, in process: pure CPU cost."""
 
-        def __init__(self, status: int, body: bytes, headers: dict[str, str]) -> None:
+        def __init__(self, status: int, body: bytes, headers: dict[str, str] | None) -> None:
             self._status, self._body, self._headers = status, body, headers
 
         def handle_request(self, request: Any) -> Any:
-            return lib.Response(self._status, headers=self._headers, content=self._body)
+            if self._headers is None:
+                return lib.Response(
+                    self._status, headers={"content-type": "application/json"}, content=self._body
+                )
+            # A stream, as a socket's answer is: a response made from bytes is read (and
+            # decoded) by httpx at once, and the SDK would only see what httpx decoded.
+            return lib.Response(
+                self._status, headers=self._headers, stream=lib.ByteStream(self._body)
+            )
 
         async def handle_async_request(self, request: Any) -> Any:
             return self.handle_request(request)
@@ -148,10 +156,14 @@ def FixedTransport(
     status: int, body: bytes, lib: ModuleType = httpx, *, encoding: str | None = None
 ) -> Any:
     """An in-process transport of ``lib`` answering every request with ``status`` and ``body``
-    (coded in ``encoding``, if given, and said so in ``Content-Encoding``)."""
-    headers = {"content-type": "application/json"}
+    (coded in ``encoding``, if given, said so in ``Content-Encoding`` and streamed)."""
+    headers = None
     if encoding is not None:
-        headers["content-encoding"] = encoding
+        headers = {
+            "content-type": "application/json",
+            "content-encoding": encoding,
+            "content-length": str(len(body)),
+        }
     return _fixed_transport_class(lib)(status, body, headers)
 
 
