@@ -21,7 +21,6 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 import aiohttp
-from aiohttp.http_exceptions import ContentEncodingError
 from multidict import CIMultiDict, CIMultiDictProxy
 from yarl import URL
 
@@ -81,16 +80,11 @@ def classify(exc: BaseException, request: Request) -> SendFailure:
         request: the request that was being sent.
 
     Returns:
-        The failure; an error not in ``_FAILURES`` (an invalid URL ...) is fatal, and so is
-        a body that does not decode (or in a coding aiohttp cannot decode), which arrived
-        whole: sending it again would not help.
+        The failure; an error not in ``_FAILURES`` (an invalid URL ...) is fatal.
     """
-    cause = exc.__cause__  # aiohttp chains the parser's error to one of its own, or to two
-    while cause is not None and not isinstance(cause, ContentEncodingError):
-        cause = cause.__cause__
     return SendFailure.of(
         exc,
-        Failure.FATAL if cause is not None else kind_of(exc, _FAILURES),
+        kind_of(exc, _FAILURES),
         timeout=isinstance(exc, asyncio.TimeoutError),
         view=request.view(),
         # Its str() is "status, message=..., url=..."; the message is what the parser said.
@@ -256,22 +250,20 @@ class AiohttpSender:
                 data=request.content,
                 allow_redirects=False,
                 timeout=self._timeout_of(request),
-                # Whatever the session's own settings, the SDK reads every answer itself,
-                # decoded, with headers as large as httpx takes.
+                # Whatever the session's own settings, the SDK reads every answer itself, as it
+                # travelled (the core decodes it), with headers as large as httpx takes.
                 raise_for_status=False,
-                auto_decompress=True,
+                auto_decompress=False,
                 max_line_size=MAX_HEADER_BYTES,
                 max_field_size=MAX_HEADER_BYTES,
             ) as response:
                 reader = BodyReader(request, response.raw_headers, request.view)
-                stop = reader.refusal  # an encoded body is never plain
+                stop = reader.refusal  # an encoded body is never plain: the core decodes it
                 if reader.plain:
                     content = await response.read()
                     stop = reader.check(len(content))
                 elif stop is None:
-                    async for chunk in response.content.iter_any():
-                        if stop := reader.add(chunk):
-                            break
+                    stop = await reader.aread(response.content.iter_any())
                     content = reader.content()
                 if stop is not None:
                     response.close()  # not released: the rest must not be read

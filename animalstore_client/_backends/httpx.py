@@ -160,9 +160,19 @@ def _view(request: Request, built: Any) -> RequestView:
     return RequestView(built.method, str(built.url), built.headers.multi_items(), request.timeout)
 
 
-def _content(reader: BodyReader) -> bytes | None:
+def _plain(reader: BodyReader, response: Any) -> bool:
+    """Whether httpx reads the body its plain way: ``reader`` says so, or it was read already.
+
+    A response hook of the user's that read the body, or a transport that made its response
+    from bytes (httpx reads those at once: a mock, an in-process app), leaves only what httpx
+    decoded: that is the body, checked against the cap after the fact.
+    """
+    return reader.plain or bool(response.is_stream_consumed)
+
+
+def _content(reader: BodyReader, plain: bool) -> bytes | None:
     """Return the body ``reader`` read in pieces; ``None`` when httpx read it its plain way."""
-    return None if reader.plain else reader.content()
+    return None if plain else reader.content()
 
 
 def _hung_up_after_sending(exc: Exception) -> bool:
@@ -234,16 +244,18 @@ class SyncHttpxSender(_Sender):
             response = self.http.send(built, stream=True)
             try:
                 reader = BodyReader(request, response.headers.raw, lambda: _view(request, built))
-                stop = reader.refusal  # an encoded body is never plain
-                if reader.plain:
+                plain = _plain(reader, response)
+                stop = reader.refusal
+                if stop is None and plain:
                     stop = reader.check(len(response.read()))
                 elif stop is None:
-                    stop = reader.read(response.iter_bytes())
+                    stop = reader.read(response.iter_raw())  # decoded by the reader
             finally:
                 response.close()  # mid-body, httpcore drops the connection rather than reuse it
         except Exception as exc:
             return family.outcome(exc, request, built)
-        return stop or family.answer(request, built, response, _content(reader), reader.signals)
+        content = _content(reader, plain)
+        return stop or family.answer(request, built, response, content, reader.signals)
 
 
 class AsyncHttpxSender(_Sender):
@@ -267,15 +279,15 @@ class AsyncHttpxSender(_Sender):
             response = await self.http.send(built, stream=True)
             try:
                 reader = BodyReader(request, response.headers.raw, lambda: _view(request, built))
-                stop = reader.refusal  # an encoded body is never plain
-                if reader.plain:
+                plain = _plain(reader, response)
+                stop = reader.refusal
+                if stop is None and plain:
                     stop = reader.check(len(await response.aread()))
                 elif stop is None:
-                    async for chunk in response.aiter_bytes():
-                        if stop := reader.add(chunk):
-                            break
+                    stop = await reader.aread(response.aiter_raw())  # decoded by the reader
             finally:
                 await response.aclose()
         except Exception as exc:
             return family.outcome(exc, request, built)
-        return stop or family.answer(request, built, response, _content(reader), reader.signals)
+        content = _content(reader, plain)
+        return stop or family.answer(request, built, response, content, reader.signals)

@@ -17,6 +17,7 @@ from typing import Protocol
 import httpx
 from attrs import field, frozen
 
+from animalstore_client._core.decoding import accept_encoding
 from animalstore_client._core.safe_repr import tolerant_repr
 from animalstore_client._core.validation import check_enum, check_int, check_str
 from animalstore_client._version import __version__
@@ -379,9 +380,8 @@ def _request_headers(api_key: str, default_headers: Mapping[str, str]) -> dict[s
     merged = httpx.Headers(
         {
             "Accept": "application/json",
-            # Not the libraries' own list, which names br and zstd when their packages are
-            # installed: see DECODED_ENCODINGS.
-            "Accept-Encoding": "gzip, deflate",
+            # What the SDK decodes itself, not the libraries' own list: see _core.decoding.
+            "Accept-Encoding": accept_encoding(),
             "User-Agent": f"animalstore-client-python/{__version__}",
         }
     )

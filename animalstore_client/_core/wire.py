@@ -18,17 +18,17 @@ from __future__ import annotations
 import enum
 import itertools
 import time
-from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
+from collections.abc import AsyncIterable, Awaitable, Callable, Iterable, Mapping, Sequence
 from datetime import timedelta
 from typing import Protocol
 
 import attrs
 import httpx
 
+from animalstore_client._core.decoding import DecodeError, Decoder, codings, refusal
 from animalstore_client._core.safe_repr import tolerant_repr
 
 __all__ = [
-    "DECODED_ENCODINGS",
     "REDACTED",
     "Answer",
     "AsyncSender",
@@ -86,12 +86,6 @@ def redacted(text: str, key: str) -> str:
         start += length
     return "".join(pieces)
 
-
-#: The content codings the SDK asks for (``Accept-Encoding``) and reads: those whose decoders,
-#: on every backend, hand out a body in pieces, so that the size cap bounds a bomb's cost.
-#: httpx decodes ``br`` and ``zstd`` one read at a time in one piece (1.6 KB of brotli can be
-#: 1 GiB at once), and offers no public way to bound it: an answer in either is refused.
-DECODED_ENCODINGS = frozenset({"gzip", "deflate", "identity"})
 
 
 @tolerant_repr
@@ -455,22 +449,26 @@ def _rebuilt_answer(
     return answer
 
 
-def _decoded(encoding: str) -> bool:
-    """Whether every coding in a ``Content-Encoding`` value is one the SDK decodes."""
-    codings = (coding.strip().lower() for coding in encoding.split(","))
-    return all(coding in DECODED_ENCODINGS for coding in codings if coding)
+class _Stopped(Exception):
+    """Carries why reading stops out of a decoder, from the piece that crossed the line."""
+
+    def __init__(self, failure: SendFailure) -> None:
+        super().__init__()
+        self.failure = failure
 
 
 class BodyReader:
-    """Reads an answer's body for a backend: the one place that applies the cap and deadline.
+    """Reads an answer's body for a backend: the one place that decodes, caps and times it.
 
     It reads the headers once, as received. A body that surely fits, in a call without a
     deadline, is read the library's plain way (``plain``), which is what the common answer
     costs; the backend then hands its size to ``check``. Any other is read in the pieces the
-    library hands out, each given to ``add``, so that a huge answer or a decompression bomb
-    costs about the cap in memory, and a body dripping past the deadline stops at the next
-    piece, even in an attempt its caller gave up on. A body in an encoding the SDK did not ask
-    for is not read at all (``refusal``).
+    library hands out, as they travelled (never decoded by the library), each given to
+    ``add``: a body with a ``Content-Encoding`` is decoded here (``_core.decoding``), each
+    layer bounded, so that a huge answer or a decompression bomb costs about the cap in
+    memory on every backend, and a body dripping past the deadline stops at the next piece,
+    even in an attempt its caller gave up on. A body in a coding the SDK did not ask for, or
+    in too many, is not read at all (``refusal``).
 
     A body surely fits when it is neither encoded nor chunked and its ``Content-Length`` is
     within the cap: the HTTP libraries then read exactly that length (h11 fails on a longer
@@ -482,7 +480,7 @@ class BodyReader:
         view: returns the request as an exception may keep it.
     """
 
-    __slots__ = ("_parts", "_request", "_size", "_view", "plain", "refusal", "signals")
+    __slots__ = ("_body", "_decoder", "_feed", "plain", "refusal", "signals")
 
     def __init__(
         self,
@@ -490,12 +488,11 @@ class BodyReader:
         raw_headers: Iterable[tuple[bytes, bytes]],
         view: Callable[[], RequestView],
     ) -> None:
-        self._request = request
-        self._view = view
-        self._parts: list[bytes] = []
-        self._size = 0
+        # Apart from the reader: a decoder holds the body's ``keep``, and a reference from it
+        # back to the reader would be a cycle, left for the garbage collector at every call.
+        self._body = _Body(request, view)
         length: bytes | None = None
-        encoding: bytes | None = None
+        encodings: list[bytes] = []
         chunked = signals = False
         # One pass over the raw pairs: a fraction of what four lookups in a library's
         # case-insensitive headers cost, on every call.
@@ -504,48 +501,71 @@ class BodyReader:
             if name == b"content-length":
                 length = value
             elif name == b"content-encoding":
-                encoding = value if encoding is None else encoding + b"," + value
+                encodings.append(value)
             elif name == b"transfer-encoding":
                 chunked = True
             elif name in _SIGNALS:
                 signals = True
         cap = request.max_bytes
         #: Whether to read the body the library's plain way.
-        self.plain: bool = request.ends is None and (
-            cap is None
-            or (
-                encoding is None
-                and not chunked
-                and length is not None
-                and length.isdigit()
-                and int(length) <= cap
+        self.plain: bool = (
+            request.ends is None
+            and not encodings
+            and (
+                cap is None
+                or (not chunked and length is not None and length.isdigit() and int(length) <= cap)
             )
         )
         #: Whether the answer carries a ``Deprecation`` or ``Sunset`` header.
         self.signals: bool = signals
-        #: Why the body must not be read at all (an encoding the SDK did not ask for), if so.
+        #: Why the body must not be read at all (a coding the SDK did not ask for), if so.
         self.refusal: SendFailure | None = None
-        if encoding is not None and not _decoded(encoding.decode("latin-1")):
-            self.refusal = SendFailure(
-                Failure.FATAL,
-                f"the response body is encoded as {encoding.decode('latin-1')!r}, which the "
-                "SDK did not ask for (Accept-Encoding: gzip, deflate) and does not decode",
-                timeout=False,
-                view=view(),
-            )
+        self._decoder: Decoder | None = None
+        stack = codings(encodings) if encodings else None
+        if stack:
+            reason = refusal(stack)
+            if reason is None:
+                self._decoder = Decoder(stack, self._body.keep)
+            else:
+                self.refusal = SendFailure(Failure.FATAL, reason, timeout=False, view=view())
+        self._feed = self._body.keep if self._decoder is None else self._decoder.feed
 
     def add(self, chunk: bytes) -> SendFailure | None:
-        """Keep the next piece of the body; return why reading must stop, if it must."""
-        self._size += len(chunk)
-        self._parts.append(chunk)
-        return self.check(self._size)
+        """Take the next piece of the body as it travelled; return why reading must stop, if so.
+
+        It stops past the cap or the deadline, or at a body that its codings do not describe.
+        """
+        try:
+            self._feed(chunk)
+        except _Stopped as stopped:
+            return stopped.failure
+        except DecodeError as exc:
+            return self._undecodable(exc)
+        return None
+
+    def done(self) -> SendFailure | None:
+        """Return why the body, read to its end, is refused (cut short inside a coding), if so."""
+        if self._decoder is None:
+            return None
+        try:
+            self._decoder.end()
+        except DecodeError as exc:
+            return self._undecodable(exc)
+        return None
 
     def read(self, chunks: Iterable[bytes]) -> SendFailure | None:
-        """Keep the pieces of the body until one must stop; return why, if one did."""
+        """Take the pieces of the body, then its end; return why reading stopped, if it did."""
         for chunk in chunks:
             if stop := self.add(chunk):
                 return stop
-        return None
+        return self.done()
+
+    async def aread(self, chunks: AsyncIterable[bytes]) -> SendFailure | None:
+        """Take the pieces of the body, then its end; return why reading stopped, if it did."""
+        async for chunk in chunks:
+            if stop := self.add(chunk):
+                return stop
+        return self.done()
 
     def check(self, size: int) -> SendFailure | None:
         """Return why a body of ``size`` bytes so far is refused (cap, deadline), if it is.
@@ -553,23 +573,50 @@ class BodyReader:
         A transport that does not frame bodies by their headers (a mock, an ASGI app) may hand
         over more than ``Content-Length`` said: a plain read is checked too.
         """
-        request = self._request
+        return self._body.check(size)
+
+    def content(self) -> bytes:
+        """Return the body read so far, decoded."""
+        return b"".join(self._body.parts)
+
+    def _undecodable(self, exc: DecodeError) -> SendFailure:
+        self._body.parts.clear()
+        return SendFailure(Failure.FATAL, str(exc), timeout=False, view=self._body.view())
+
+
+class _Body:
+    """The body read so far, decoded, and the limits it must keep while it grows."""
+
+    __slots__ = ("parts", "request", "size", "view")
+
+    def __init__(self, request: Request, view: Callable[[], RequestView]) -> None:
+        self.request = request
+        self.view = view
+        self.parts: list[bytes] = []
+        self.size = 0
+
+    def keep(self, piece: bytes) -> None:
+        """Keep the next decoded piece; raise ``_Stopped`` when the body must stop there."""
+        self.size += len(piece)
+        self.parts.append(piece)
+        if stop := self.check(self.size):
+            raise _Stopped(stop)
+
+    def check(self, size: int) -> SendFailure | None:
+        """Return why a body of ``size`` bytes so far is refused (cap, deadline), if it is."""
+        request = self.request
         if request.max_bytes is not None and size > request.max_bytes:
-            self._parts.clear()
+            self.parts.clear()
             return SendFailure(
                 Failure.TOO_LARGE,
                 f"the response body is larger than max_response_bytes={request.max_bytes}; "
                 "reading stopped there",
                 timeout=False,
-                view=self._view(),
+                view=self.view(),
             )
         if request.ends is not None and time.monotonic() >= request.ends:
-            return deadline_passed(request, self._view())
+            return deadline_passed(request, self.view())
         return None
-
-    def content(self) -> bytes:
-        """Return the body read so far."""
-        return b"".join(self._parts)
 
 
 class SyncSender(Protocol):

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import gzip
 import json
 import os
 import statistics
@@ -59,6 +60,8 @@ WIRE_PETS = [
 ]
 PAGE = json.dumps(WIRE_PETS).encode()
 ONE_PET_PAGE = json.dumps(WIRE_PETS[:1]).encode()
+#: Case 12's answer: the page of 100 pets in gzip (about 1 KB on the wire, 6 KB decoded).
+GZIP_PAGE = gzip.compress(PAGE)
 CREATED = json.dumps(WIRE_PETS[0]).encode()
 _KNOWN_STATUSES = {status.value: status for status in PetStatus}
 INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
@@ -129,12 +132,18 @@ def _fixed_transport_class(lib: ModuleType) -> type[Any]:
     class FixedTransport(lib.BaseTransport, lib.AsyncBaseTransport):  # type: ignore[misc,name-defined]
         """Answers every request with the same status and body, in process: pure CPU cost."""
 
-        def __init__(self, status: int, body: bytes) -> None:
-            self._status, self._body = status, body
+        def __init__(self, status: int, body: bytes, headers: dict[str, str] | None) -> None:
+            self._status, self._body, self._headers = status, body, headers
 
         def handle_request(self, request: Any) -> Any:
+            if self._headers is None:
+                return lib.Response(
+                    self._status, headers={"content-type": "application/json"}, content=self._body
+                )
+            # A stream, as a socket's answer is: a response made from bytes is read (and
+            # decoded) by httpx at once, and the SDK would only see what httpx decoded.
             return lib.Response(
-                self._status, headers={"content-type": "application/json"}, content=self._body
+                self._status, headers=self._headers, stream=lib.ByteStream(self._body)
             )
 
         async def handle_async_request(self, request: Any) -> Any:
@@ -143,9 +152,19 @@ def _fixed_transport_class(lib: ModuleType) -> type[Any]:
     return FixedTransport
 
 
-def FixedTransport(status: int, body: bytes, lib: ModuleType = httpx) -> Any:
-    """An in-process transport of ``lib`` answering every request with ``status`` and ``body``."""
-    return _fixed_transport_class(lib)(status, body)
+def FixedTransport(
+    status: int, body: bytes, lib: ModuleType = httpx, *, encoding: str | None = None
+) -> Any:
+    """An in-process transport of ``lib`` answering every request with ``status`` and ``body``
+    (coded in ``encoding``, if given, said so in ``Content-Encoding`` and streamed)."""
+    headers = None
+    if encoding is not None:
+        headers = {
+            "content-type": "application/json",
+            "content-encoding": encoding,
+            "content-length": str(len(body)),
+        }
+    return _fixed_transport_class(lib)(status, body, headers)
 
 
 def _raw_list(client: httpx.Client, url: str) -> Any:
@@ -220,6 +239,51 @@ def list_in_process_async(settings: Settings, lib: ModuleType = httpx) -> list[C
         )
     finally:
         loop.close()
+
+
+def gzip_in_process(settings: Settings, lib: ModuleType = httpx) -> list[Comparison]:
+    """Case 12: ``list_pets(limit=100)`` answered in gzip, sync and async, on ``lib``.
+
+    The SDK reads the raw body and decodes it itself (``_core.decoding``); the baseline lets
+    httpx decode it, as a hand-written client does.
+    """
+    transport = FixedTransport(200, GZIP_PAGE, lib, encoding="gzip")
+    raw, raw_async = lib.Client(transport=transport), lib.AsyncClient(transport=transport)
+    loop = asyncio.new_event_loop()
+    sdk_async = AsyncClient(
+        api_key=API_KEY, base_url=BASE_URL, http_client=lib.AsyncClient(transport=transport)
+    )
+    url = f"{BASE_URL}/pets"
+
+    async def typed() -> list[Pet]:
+        return hand_pets(await _raw_list_async(raw_async, url))
+
+    with Client(
+        api_key=API_KEY, base_url=BASE_URL, http_client=lib.Client(transport=transport)
+    ) as sdk:
+        try:
+            _check(sdk.list_pets(limit=100), hand_pets(_raw_list(raw, url)))
+            _check(
+                loop.run_until_complete(sdk_async.list_pets(limit=100)),
+                loop.run_until_complete(typed()),
+            )
+            return compare(
+                f"12. list_pets(limit=100), gzip, in process, sync{_on(lib)}",
+                lambda: sdk.list_pets(limit=100),
+                {"raw typed": (lambda: hand_pets(_raw_list(raw, url)), 1.05)},
+                rounds=settings.rounds,
+                number=settings.calls,
+            ) + compare_async(
+                f"12. list_pets(limit=100), gzip, in process, async{_on(lib)}",
+                lambda: sdk_async.list_pets(limit=100),
+                {"raw typed": (typed, 1.05)},
+                rounds=settings.rounds,
+                number=settings.calls,
+                loop=loop,
+            )
+        finally:
+            loop.run_until_complete(sdk_async.aclose())
+            loop.close()
 
 
 def _lean_list(client: Any, url: Any) -> list[Pet]:
@@ -531,7 +595,7 @@ def run_all(settings: Settings, report: Callable[[str], None]) -> Verdict:
         comparisons.extend(results)
 
     for lib in libraries():
-        for on_lib in (list_in_process, list_in_process_async, per_call_work):
+        for on_lib in (list_in_process, list_in_process_async, per_call_work, gzip_in_process):
             add(on_lib(settings, lib))
     for case in (create_in_process, structuring, invalid_body):
         add(case(settings))

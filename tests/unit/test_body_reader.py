@@ -8,8 +8,12 @@ deadline, is read the library's plain way; any other in capped pieces.
 from __future__ import annotations
 
 import asyncio
+import gc
+import gzip
+import zlib
 from typing import Any
 
+import brotli
 import httpx
 import pytest
 
@@ -83,3 +87,30 @@ def test_a_body_read_plainly_is_checked_against_the_cap_after_all() -> None:
 
     with pytest.raises(ResponseTooLargeError):
         asyncio.run(main())
+
+
+@pytest.mark.parametrize("encoding", [None, b"gzip", b"br, deflate"])
+def test_a_reader_leaves_no_cycle_for_the_garbage_collector(encoding: bytes | None) -> None:
+    # A cycle (the decoder holding a method of the reader) would keep every call's decoder,
+    # its window included, until the collector ran: time and memory on every call.
+    headers = [] if encoding is None else [(b"Content-Encoding", encoding)]
+    body = encode(encoding, b'[{"id": 1}]')
+    gc.collect()
+    gc.disable()
+    try:
+        for _ in range(10):
+            read = reader(*headers)
+            assert read.read([body[:3], body[3:]]) is None
+            assert read.content() == b'[{"id": 1}]'
+        del read
+        assert gc.collect() == 0
+    finally:
+        gc.enable()
+
+
+def encode(encoding: bytes | None, data: bytes) -> bytes:
+    if encoding == b"gzip":
+        return gzip.compress(data)
+    if encoding == b"br, deflate":
+        return zlib.compress(brotli.compress(data))
+    return data
