@@ -1,0 +1,133 @@
+"""The journal's group commit, with the interleavings forced rather than left to timing.
+
+Each flush to disk runs in a thread; here the real flush is wrapped to note what the file held
+when it began, then to wait on an event the test sets, so the test decides exactly what is
+written while a flush is in progress.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import threading
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+import pytest
+
+from animalstore_client._cli import journal as journal_module
+from animalstore_client._cli.journal import Entry, Header, Journal
+
+HEADER = Header("http://127.0.0.1:1/v1/", "pets.jsonl", "jsonl")
+#: The most seconds a step waits for another; a hang fails the test instead of the run.
+WAIT = 10.0
+
+
+def started(line: int) -> Entry:
+    return Entry(line, f"key-{line}", f"digest-{line}", "started")
+
+
+class HeldFlushes:
+    """Wraps the real flush: notes the file's size as each flush begins, then holds it.
+
+    ``began[n]`` is set once flush ``n`` has noted its size; it ends once ``release[n]`` is.
+    """
+
+    def __init__(self, monkeypatch: pytest.MonkeyPatch, count: int) -> None:
+        self.sizes: list[int] = []
+        self.began = [threading.Event() for _ in range(count)]
+        self.release = [threading.Event() for _ in range(count)]
+        real: Callable[[int], None] = journal_module._flush_to_disk
+
+        def held(fd: int) -> None:
+            index = len(self.sizes)
+            self.sizes.append(os.fstat(fd).st_size)
+            self.began[index].set()
+            assert self.release[index].wait(WAIT), f"flush {index} was never released"
+            real(fd)
+
+        monkeypatch.setattr(journal_module, "_flush_to_disk", held)
+
+    async def wait_began(self, index: int) -> None:
+        """Wait, without blocking the loop, until flush ``index`` has begun."""
+        began = await asyncio.to_thread(self.began[index].wait, WAIT)
+        assert began, f"flush {index} never began"
+
+    async def next_began_before(self, index: int, waiters: Sequence[asyncio.Future[None]]) -> None:
+        """Wait until flush ``index`` begins, and check that none of ``waiters`` ended first.
+
+        A waiter that returns without that flush fails the test at once, not after ``WAIT``.
+        """
+        began = asyncio.ensure_future(self.wait_began(index))
+        await asyncio.wait([began, *waiters], return_when=asyncio.FIRST_COMPLETED)
+        returned = [waiter for waiter in waiters if waiter.done()]
+        self.began[index].set()  # so that the thread waiting for it ends at once
+        await began
+        assert not returned, f"{len(returned)} returned before flush {index} began"
+
+
+def test_a_key_written_while_a_flush_runs_is_durable_only_after_the_next_flush(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    flushes = HeldFlushes(monkeypatch, 2)
+    path = tmp_path / "j"
+    journal = Journal.open(str(path), HEADER)
+    sizes: dict[int, int] = {}  # line -> the file's size once its entry was written
+
+    async def main() -> None:
+        first = journal.append(started(1))
+        sizes[1] = path.stat().st_size
+        first_durable = asyncio.ensure_future(journal.durable(first))
+        await flushes.wait_began(0)  # the first flush runs, and covers entry 1 only
+        second = journal.append(started(2))
+        sizes[2] = path.stat().st_size
+        second_durable = asyncio.ensure_future(journal.durable(second))
+        await asyncio.sleep(0)  # it waits on the flush in progress
+        flushes.release[0].set()
+        await first_durable
+        # Its entry was written after the first flush began: only a second one covers it.
+        await flushes.next_began_before(1, [second_durable])
+        assert flushes.sizes == [sizes[1], sizes[2]]
+        assert not second_durable.done()
+        flushes.release[1].set()
+        await second_durable
+        assert journal.fsyncs == 2
+
+    try:
+        asyncio.run(main())
+    finally:
+        for release in flushes.release:
+            release.set()  # never leave a thread held
+        journal.close()
+
+
+def test_every_caller_of_a_flush_in_progress_shares_the_next_one(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    flushes = HeldFlushes(monkeypatch, 2)
+    path = tmp_path / "j"
+    journal = Journal.open(str(path), HEADER)
+
+    async def main() -> None:
+        first = asyncio.ensure_future(journal.durable(journal.append(started(1))))
+        await flushes.wait_began(0)
+        late = [
+            asyncio.ensure_future(journal.durable(journal.append(started(line))))
+            for line in range(2, 12)
+        ]
+        written = path.stat().st_size
+        flushes.release[0].set()
+        await first
+        await flushes.next_began_before(1, late)
+        flushes.release[1].set()
+        await asyncio.gather(*late)
+        assert flushes.sizes[1] == written  # one flush for the ten written during the first
+        assert journal.fsyncs == 2
+
+    try:
+        asyncio.run(main())
+    finally:
+        for release in flushes.release:
+            release.set()
+        journal.close()
+
