@@ -4,7 +4,8 @@
 environment with the package and its ``test`` extra installed (so the newest numpy, aiohttp ...
 that version can have). A version whose interpreter cannot be found fails the run instead of
 being skipped. Run one version with ``nox -s "tests(3.10)"``; arguments after ``--`` go to
-pytest (``nox -- -k numpy``).
+pytest (``nox -- -k numpy``). ``nox -s mutate -- MODULE`` is mutation testing, by hand
+(docs/development.md).
 """
 
 from __future__ import annotations
@@ -85,3 +86,14 @@ def tests(session: nox.Session) -> None:
     )
     # No .pytest_cache: nothing of one run is for the next (CI starts from a fresh clone).
     session.run("python", "-m", "pytest", "-q", "-p", "no:cacheprovider", *session.posargs)
+
+
+@nox.session(reuse_venv=True)
+def mutate(session: nox.Session) -> None:
+    """Mutation-test modules: ``nox -s mutate -- MODULE ...`` or ``-- --changed`` (vs main).
+
+    In an environment of its own, kept between runs: mutmut brings packages that the import-cost
+    tests of ``.venv`` would count. Runs ``python -m tests.mutation`` (docs/development.md).
+    """
+    session.install("--quiet", ".[mutation]")
+    session.run("python", "-m", "tests.mutation", *session.posargs)

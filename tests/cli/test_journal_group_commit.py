@@ -131,3 +131,66 @@ def test_every_caller_of_a_flush_in_progress_shares_the_next_one(
             release.set()
         journal.close()
 
+
+
+def test_flush_ahead_starts_the_flush_that_durable_then_waits_for(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    flushes = HeldFlushes(monkeypatch, 2)
+    path = tmp_path / "j"
+    journal = Journal.open(str(path), HEADER)
+
+    async def main() -> None:
+        journal.flush_ahead()  # nothing written: nothing to flush
+        ticket = journal.append(started(1), started(2))
+        written = path.stat().st_size
+        journal.flush_ahead()
+        await flushes.wait_began(0)  # begun with no one waiting for it
+        journal.flush_ahead()  # one is running: no second one
+        waiter = asyncio.ensure_future(journal.durable(ticket))
+        flushes.release[0].set()
+        await waiter
+        assert flushes.sizes == [written]
+        journal.flush_ahead()  # all on disk: nothing to flush
+        await asyncio.sleep(0)
+        assert journal.fsyncs == 1
+
+    try:
+        asyncio.run(main())
+    finally:
+        for release in flushes.release:
+            release.set()
+        journal.close()
+    assert len(flushes.sizes) == 1
+
+
+@pytest.mark.skipif(os.name != "posix", reason="needs RLIMIT_FSIZE")
+def test_flush_ahead_after_a_failed_write_flushes_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import resource
+
+    flushes = HeldFlushes(monkeypatch, 1)
+    journal = Journal.open(str(tmp_path / "j"), HEADER)
+    soft, hard = resource.getrlimit(resource.RLIMIT_FSIZE)
+
+    async def main() -> None:
+        journal.append(started(1))  # written, not yet flushed
+        size = (tmp_path / "j").stat().st_size
+        resource.setrlimit(resource.RLIMIT_FSIZE, (size + 10, hard))
+        try:
+            with pytest.raises(OSError, match="File too large"):
+                journal.append(started(2))
+        finally:
+            resource.setrlimit(resource.RLIMIT_FSIZE, (soft, hard))
+        journal.flush_ahead()  # what the journal holds is no longer known: no flush
+        began = await asyncio.to_thread(flushes.began[0].wait, 0.5)
+        assert not began
+
+    try:
+        asyncio.run(main())
+    finally:
+        flushes.release[0].set()
+        journal.close()
+    assert flushes.sizes == []
+    assert journal.fsyncs == 0
