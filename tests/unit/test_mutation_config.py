@@ -80,13 +80,24 @@ def test_a_file_outside_the_package_is_refused() -> None:
         command.covering_tests("tests/conftest.py")
 
 
-def test_each_equivalent_mutant_names_a_line_its_module_has() -> None:
-    for entry in command.equivalents():
-        source = (ROOT / entry.module).read_text(encoding="utf-8")
-        flat = " ".join(line.strip() for line in source.splitlines())
-        assert entry.line in flat, f"{entry.module}: no line {entry.line!r} any more"
+def test_each_equivalent_mutant_names_its_module_and_says_why() -> None:
+    # A line edited since is reported by the command (command.stale), not failed on here:
+    # the modules change on other branches, and the list follows at its next run.
+    entries = command.equivalents()
+    assert entries
+    for entry in entries:
+        assert (ROOT / entry.module).is_file(), entry.module
+        assert entry.line, entry
         assert entry.becomes != entry.line
         assert len(entry.why) > 20, f"{entry.module}: {entry.line!r} needs a reason"
+
+
+def test_a_listed_line_the_module_no_longer_has_is_found_stale() -> None:
+    listed = command.Equivalent(
+        "animalstore_client/_cli/journal.py", "return 42  # no such line", "return 43", "why"
+    )
+    kept = command.equivalents()[0]
+    assert command.stale([listed, kept]) == [listed]
 
 
 def test_a_mutants_diff_is_read_as_the_line_it_changes_and_what_it_becomes() -> None:
