@@ -64,6 +64,7 @@ COVERING_TESTS: dict[str, tuple[str, ...]] = {
     "animalstore_client/_cli/": ("tests/cli",),
     "animalstore_client/_cli/journal.py": (
         "tests/cli/test_journal.py",
+        "tests/cli/test_journal_file.py",
         "tests/cli/test_journal_group_commit.py",
     ),
     "animalstore_client/testing/": ("tests/testing",),
