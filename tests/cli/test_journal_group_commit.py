@@ -8,6 +8,8 @@ written while a flush is in progress.
 from __future__ import annotations
 
 import asyncio
+import errno
+import gc
 import os
 import threading
 from collections.abc import Callable, Sequence
@@ -142,6 +144,7 @@ def test_flush_ahead_starts_the_flush_that_durable_then_waits_for(
 
     async def main() -> None:
         journal.flush_ahead()  # nothing written: nothing to flush
+        assert not await asyncio.to_thread(flushes.began[0].wait, 0.3)
         ticket = journal.append(started(1), started(2))
         written = path.stat().st_size
         journal.flush_ahead()
@@ -152,7 +155,7 @@ def test_flush_ahead_starts_the_flush_that_durable_then_waits_for(
         await waiter
         assert flushes.sizes == [written]
         journal.flush_ahead()  # all on disk: nothing to flush
-        await asyncio.sleep(0)
+        assert not await asyncio.to_thread(flushes.began[1].wait, 0.3)
         assert journal.fsyncs == 1
 
     try:
@@ -194,3 +197,74 @@ def test_flush_ahead_after_a_failed_write_flushes_nothing(
         journal.close()
     assert flushes.sizes == []
     assert journal.fsyncs == 0
+
+
+def failing_flushes(monkeypatch: pytest.MonkeyPatch) -> list[OSError]:
+    """Make every flush to disk fail, as a disk that reports an I/O error; note each failure."""
+    raised: list[OSError] = []
+
+    def failing(fd: int) -> None:
+        raised.append(OSError(errno.EIO, "Input/output error"))
+        raise raised[-1]
+
+    monkeypatch.setattr(journal_module, "_flush_to_disk", failing)
+    return raised
+
+
+def test_a_failed_flush_fails_every_later_durable_and_append_without_another_flush(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    raised = failing_flushes(monkeypatch)
+    journal = Journal.open(str(tmp_path / "j"), HEADER)
+
+    async def main() -> None:
+        ticket = journal.append(started(1))
+        with pytest.raises(OSError, match="Input/output error") as first:
+            await journal.durable(ticket)
+        with pytest.raises(OSError, match="Input/output error") as again:
+            await journal.durable(ticket)
+        assert again.value is first.value
+        with pytest.raises(OSError, match="Input/output error") as appended:
+            journal.append(started(2))
+        assert appended.value is first.value
+
+    try:
+        asyncio.run(main())
+    finally:
+        journal.close()  # no flush: what the journal holds is not trusted
+    assert len(raised) == 1  # one flush tried, not one per call
+    assert journal.fsyncs == 0
+
+
+def test_a_failed_flush_that_no_one_waited_for_is_not_reported_as_lost(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # flush_ahead() keeps the failure for the next append or durable to raise; asyncio must not
+    # report it as an exception never retrieved (nor a callback of the flush fail).
+    raised = failing_flushes(monkeypatch)
+    journal = Journal.open(str(tmp_path / "j"), HEADER)
+    reported: list[dict[str, object]] = []
+
+    async def main() -> None:
+        asyncio.get_running_loop().set_exception_handler(
+            lambda loop, context: reported.append(context)
+        )
+        journal.append(started(1))
+        journal.flush_ahead()
+        for _ in range(500):  # until the flush has failed: 5 s at most
+            await asyncio.sleep(0.01)
+            if raised:
+                break
+        for _ in range(3):  # its callbacks, then the task is let go
+            await asyncio.sleep(0)
+        gc.collect()
+        await asyncio.sleep(0)
+        with pytest.raises(OSError, match="Input/output error"):
+            journal.append(started(2))
+
+    try:
+        asyncio.run(main())
+    finally:
+        journal.close()
+    assert len(raised) == 1
+    assert reported == []
