@@ -47,11 +47,13 @@ COVERING_TESTS: dict[str, tuple[str, ...]] = {
         "tests/unit/test_retries.py",
         "tests/reliability/test_cooperative_backoff.py",
     ),
+    # The call's state machine is reached by nearly every test: the unit tests, the requests
+    # as sent (contract), its log lines (instrumentation) and its retries.
     "animalstore_client/_core/call.py": (
-        "tests/unit/test_retries.py",
-        "tests/unit/test_requests.py",
-        "tests/unit/test_call_options.py",
-        "tests/unit/test_deadline_core.py",
+        "tests/unit",
+        "tests/contract/test_sdk_requests.py",
+        "tests/reliability/test_instrumentation.py",
+        "tests/reliability/test_retries.py",
         "tests/reliability/test_malformed_responses.py",
     ),
     "animalstore_client/_core/exceptions.py": (
