@@ -74,6 +74,13 @@ COVERING_TESTS: dict[str, tuple[str, ...]] = {
         "tests/cli/test_csv_integer_cells.py",
     ),
     "animalstore_client/testing/": ("tests/testing",),
+    # The store's faults are exercised through its server and transport by the reliability
+    # file of its own; its answers, against the API's document, by the contract tests.
+    "animalstore_client/testing/_store.py": (
+        "tests/testing",
+        "tests/reliability/test_store_faults.py",
+        "tests/contract/test_store_responses.py",
+    ),
     "animalstore_client_pytest.py": ("tests/testing",),
 }
 #: mutmut's outcomes, as the score counts them. A timeout is a hang, which the suite's own
