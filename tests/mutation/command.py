@@ -48,12 +48,13 @@ COVERING_TESTS: dict[str, tuple[str, ...]] = {
         "tests/reliability/test_cooperative_backoff.py",
     ),
     # The call's state machine is reached by nearly every test: the unit tests, the requests
-    # as sent (contract), its log lines (instrumentation) and its retries.
+    # as sent (contract), its log lines (instrumentation), its retries and pauses.
     "animalstore_client/_core/call.py": (
         "tests/unit",
         "tests/contract/test_sdk_requests.py",
         "tests/reliability/test_instrumentation.py",
         "tests/reliability/test_retries.py",
+        "tests/reliability/test_cooperative_backoff.py",
         "tests/reliability/test_malformed_responses.py",
     ),
     "animalstore_client/_core/exceptions.py": (
