@@ -5,7 +5,8 @@ environment with the package and its ``test`` extra installed (so the newest num
 that version can have). A version whose interpreter cannot be found fails the run instead of
 being skipped. Run one version with ``nox -s "tests(3.10)"``; arguments after ``--`` go to
 pytest (``nox -- -k numpy``). The oldest Python's session installs the oldest httpx2 the
-``httpx2`` extra admits, the others the newest.
+``httpx2`` extra admits, the others the newest. ``nox -s mutate -- MODULE`` is mutation
+testing, by hand (docs/development.md).
 """
 
 from __future__ import annotations
@@ -122,3 +123,14 @@ def extra_lower_bound(extra: str) -> str:
     requirement = Requirement(declared)
     [lower] = [spec.version for spec in requirement.specifier if spec.operator == ">="]
     return f"{requirement.name}=={lower}"
+
+
+@nox.session(reuse_venv=True)
+def mutate(session: nox.Session) -> None:
+    """Mutation-test modules: ``nox -s mutate -- MODULE ...`` or ``-- --changed`` (vs main).
+
+    In an environment of its own, kept between runs: mutmut brings packages that the import-cost
+    tests of ``.venv`` would count. Runs ``python -m tests.mutation`` (docs/development.md).
+    """
+    session.install("--quiet", ".[mutation]")
+    session.run("python", "-m", "tests.mutation", *session.posargs)

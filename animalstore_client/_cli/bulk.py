@@ -605,8 +605,12 @@ def create_from_file(
 
     Returns:
         The exit status (see ``exit_status``); 2 when the input, its format or the journal
-        cannot be used, in which case nothing was sent.
+        cannot be used, 4 when stdout is closed: in either case nothing was sent.
     """
+    if sys.stdout is None:  # started with stdout closed (`>&-`): no outcome could be shown
+        return _refuse(
+            "stdout is closed: no record's outcome could be shown; none was sent", EXIT_OUTPUT
+        )
     try:
         format = format_of(source, given_format)
         stream = sys.stdin.buffer if source == "-" else open(source, "rb")  # noqa: SIM115
@@ -643,9 +647,9 @@ def create_from_file(
     return status
 
 
-def _refuse(message: str) -> int:
+def _refuse(message: str, status: int = EXIT_USAGE) -> int:
     print_error(ValueError(message), as_json=False)
-    return EXIT_USAGE
+    return status
 
 
 def _fraction_read(stream: IO[bytes]) -> Callable[[], float | None]:

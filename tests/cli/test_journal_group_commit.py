@@ -1,0 +1,270 @@
+"""The journal's group commit, with the interleavings forced rather than left to timing.
+
+Each flush to disk runs in a thread; here the real flush is wrapped to note what the file held
+when it began, then to wait on an event the test sets, so the test decides exactly what is
+written while a flush is in progress.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import errno
+import gc
+import os
+import threading
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+import pytest
+
+from animalstore_client._cli import journal as journal_module
+from animalstore_client._cli.journal import Entry, Header, Journal
+
+HEADER = Header("http://127.0.0.1:1/v1/", "pets.jsonl", "jsonl")
+#: The most seconds a step waits for another; a hang fails the test instead of the run.
+WAIT = 10.0
+
+
+def started(line: int) -> Entry:
+    return Entry(line, f"key-{line}", f"digest-{line}", "started")
+
+
+class HeldFlushes:
+    """Wraps the real flush: notes the file's size as each flush begins, then holds it.
+
+    ``began[n]`` is set once flush ``n`` has noted its size; it ends once ``release[n]`` is.
+    """
+
+    def __init__(self, monkeypatch: pytest.MonkeyPatch, count: int) -> None:
+        self.sizes: list[int] = []
+        self.began = [threading.Event() for _ in range(count)]
+        self.release = [threading.Event() for _ in range(count)]
+        real: Callable[[int], None] = journal_module._flush_to_disk
+
+        def held(fd: int) -> None:
+            index = len(self.sizes)
+            self.sizes.append(os.fstat(fd).st_size)
+            self.began[index].set()
+            assert self.release[index].wait(WAIT), f"flush {index} was never released"
+            real(fd)
+
+        monkeypatch.setattr(journal_module, "_flush_to_disk", held)
+
+    async def wait_began(self, index: int) -> None:
+        """Wait, without blocking the loop, until flush ``index`` has begun."""
+        began = await asyncio.to_thread(self.began[index].wait, WAIT)
+        assert began, f"flush {index} never began"
+
+    async def next_began_before(self, index: int, waiters: Sequence[asyncio.Future[None]]) -> None:
+        """Wait until flush ``index`` begins, and check that none of ``waiters`` ended first.
+
+        A waiter that returns without that flush fails the test at once, not after ``WAIT``.
+        """
+        began = asyncio.ensure_future(self.wait_began(index))
+        await asyncio.wait([began, *waiters], return_when=asyncio.FIRST_COMPLETED)
+        returned = [waiter for waiter in waiters if waiter.done()]
+        self.began[index].set()  # so that the thread waiting for it ends at once
+        await began
+        assert not returned, f"{len(returned)} returned before flush {index} began"
+
+
+def test_a_key_written_while_a_flush_runs_is_durable_only_after_the_next_flush(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    flushes = HeldFlushes(monkeypatch, 2)
+    path = tmp_path / "j"
+    journal = Journal.open(str(path), HEADER)
+    sizes: dict[int, int] = {}  # line -> the file's size once its entry was written
+
+    async def main() -> None:
+        first = journal.append(started(1))
+        sizes[1] = path.stat().st_size
+        first_durable = asyncio.ensure_future(journal.durable(first))
+        await flushes.wait_began(0)  # the first flush runs, and covers entry 1 only
+        second = journal.append(started(2))
+        sizes[2] = path.stat().st_size
+        second_durable = asyncio.ensure_future(journal.durable(second))
+        await asyncio.sleep(0)  # it waits on the flush in progress
+        flushes.release[0].set()
+        await first_durable
+        # Its entry was written after the first flush began: only a second one covers it.
+        await flushes.next_began_before(1, [second_durable])
+        assert flushes.sizes == [sizes[1], sizes[2]]
+        assert not second_durable.done()
+        flushes.release[1].set()
+        await second_durable
+        assert journal.fsyncs == 2
+
+    try:
+        asyncio.run(main())
+    finally:
+        for release in flushes.release:
+            release.set()  # never leave a thread held
+        journal.close()
+
+
+def test_every_caller_of_a_flush_in_progress_shares_the_next_one(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    flushes = HeldFlushes(monkeypatch, 2)
+    path = tmp_path / "j"
+    journal = Journal.open(str(path), HEADER)
+
+    async def main() -> None:
+        first = asyncio.ensure_future(journal.durable(journal.append(started(1))))
+        await flushes.wait_began(0)
+        late = [
+            asyncio.ensure_future(journal.durable(journal.append(started(line))))
+            for line in range(2, 12)
+        ]
+        written = path.stat().st_size
+        flushes.release[0].set()
+        await first
+        await flushes.next_began_before(1, late)
+        flushes.release[1].set()
+        await asyncio.gather(*late)
+        assert flushes.sizes[1] == written  # one flush for the ten written during the first
+        assert journal.fsyncs == 2
+
+    try:
+        asyncio.run(main())
+    finally:
+        for release in flushes.release:
+            release.set()
+        journal.close()
+
+
+
+def test_flush_ahead_starts_the_flush_that_durable_then_waits_for(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    flushes = HeldFlushes(monkeypatch, 2)
+    path = tmp_path / "j"
+    journal = Journal.open(str(path), HEADER)
+
+    async def main() -> None:
+        journal.flush_ahead()  # nothing written: nothing to flush
+        assert not await asyncio.to_thread(flushes.began[0].wait, 0.3)
+        ticket = journal.append(started(1), started(2))
+        written = path.stat().st_size
+        journal.flush_ahead()
+        await flushes.wait_began(0)  # begun with no one waiting for it
+        journal.flush_ahead()  # one is running: no second one
+        waiter = asyncio.ensure_future(journal.durable(ticket))
+        flushes.release[0].set()
+        await waiter
+        assert flushes.sizes == [written]
+        journal.flush_ahead()  # all on disk: nothing to flush
+        assert not await asyncio.to_thread(flushes.began[1].wait, 0.3)
+        assert journal.fsyncs == 1
+
+    try:
+        asyncio.run(main())
+    finally:
+        for release in flushes.release:
+            release.set()
+        journal.close()
+    assert len(flushes.sizes) == 1
+
+
+@pytest.mark.skipif(os.name != "posix", reason="needs RLIMIT_FSIZE")
+def test_flush_ahead_after_a_failed_write_flushes_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import resource
+
+    flushes = HeldFlushes(monkeypatch, 1)
+    journal = Journal.open(str(tmp_path / "j"), HEADER)
+    soft, hard = resource.getrlimit(resource.RLIMIT_FSIZE)
+
+    async def main() -> None:
+        journal.append(started(1))  # written, not yet flushed
+        size = (tmp_path / "j").stat().st_size
+        resource.setrlimit(resource.RLIMIT_FSIZE, (size + 10, hard))
+        try:
+            with pytest.raises(OSError, match="File too large"):
+                journal.append(started(2))
+        finally:
+            resource.setrlimit(resource.RLIMIT_FSIZE, (soft, hard))
+        journal.flush_ahead()  # what the journal holds is no longer known: no flush
+        began = await asyncio.to_thread(flushes.began[0].wait, 0.5)
+        assert not began
+
+    try:
+        asyncio.run(main())
+    finally:
+        flushes.release[0].set()
+        journal.close()
+    assert flushes.sizes == []
+    assert journal.fsyncs == 0
+
+
+def failing_flushes(monkeypatch: pytest.MonkeyPatch) -> list[OSError]:
+    """Make every flush to disk fail, as a disk that reports an I/O error; note each failure."""
+    raised: list[OSError] = []
+
+    def failing(fd: int) -> None:
+        raised.append(OSError(errno.EIO, "Input/output error"))
+        raise raised[-1]
+
+    monkeypatch.setattr(journal_module, "_flush_to_disk", failing)
+    return raised
+
+
+def test_a_failed_flush_fails_every_later_durable_and_append_without_another_flush(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    raised = failing_flushes(monkeypatch)
+    journal = Journal.open(str(tmp_path / "j"), HEADER)
+
+    async def main() -> None:
+        ticket = journal.append(started(1))
+        with pytest.raises(OSError, match="Input/output error") as first:
+            await journal.durable(ticket)
+        with pytest.raises(OSError, match="Input/output error") as again:
+            await journal.durable(ticket)
+        assert again.value is first.value
+        with pytest.raises(OSError, match="Input/output error") as appended:
+            journal.append(started(2))
+        assert appended.value is first.value
+
+    try:
+        asyncio.run(main())
+    finally:
+        journal.close()  # no flush: what the journal holds is not trusted
+    assert len(raised) == 1  # one flush tried, not one per call
+    assert journal.fsyncs == 0
+
+
+def test_a_failed_flush_that_no_one_waited_for_is_not_reported_as_lost(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # flush_ahead() keeps the failure for the next append or durable to raise; asyncio must not
+    # report it as an exception never retrieved (nor a callback of the flush fail).
+    raised = failing_flushes(monkeypatch)
+    journal = Journal.open(str(tmp_path / "j"), HEADER)
+    reported: list[dict[str, object]] = []
+
+    async def main() -> None:
+        asyncio.get_running_loop().set_exception_handler(
+            lambda loop, context: reported.append(context)
+        )
+        journal.append(started(1))
+        journal.flush_ahead()
+        for _ in range(500):  # until the flush has failed: 5 s at most
+            await asyncio.sleep(0.01)
+            if raised:
+                break
+        for _ in range(3):  # its callbacks, then the task is let go
+            await asyncio.sleep(0)
+        gc.collect()
+        await asyncio.sleep(0)
+        with pytest.raises(OSError, match="Input/output error"):
+            journal.append(started(2))
+
+    try:
+        asyncio.run(main())
+    finally:
+        journal.close()
+    assert len(raised) == 1
+    assert reported == []

@@ -1,0 +1,336 @@
+"""What ``python -m tests.mutation`` does: mutate modules one at a time, score each.
+
+For each module: copy the tree (the files git knows, committed or not) to
+``.mutation/<module>/``, add to the copy's ``[tool.mutmut]`` the module (``only_mutate``) and the
+tests that cover it (``pytest_add_cli_args_test_selection``), run ``mutmut run`` there, then
+read its results. A survivor listed in ``equivalent.toml`` (by the line it changes and what it
+makes of it) is equivalent; the others are printed with their diff. The score is the share of
+the non-equivalent mutants killed: a mutant that no test reaches in the test process ("no
+tests": mutmut does not see the calls made in a subprocess) counts as not killed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import time
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import attrs
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:
+    import tomli as tomllib
+
+REPO = Path(__file__).resolve().parents[2]
+#: Where the copies, mutmut's logs and the report go (git-ignored).
+WORK = REPO / ".mutation"
+EQUIVALENT = Path(__file__).with_name("equivalent.toml")
+#: The score to hold: the share of non-equivalent mutants killed (docs/development.md).
+TARGET = 0.95
+#: The test files and folders that cover each module, by path prefix: the longest that
+#: matches wins. mutmut runs them once to see which test calls which function, then each
+#: mutant against those of its function. The unit tests of the module's feature and its
+#: reliability file, not every folder: a call's functions are reached by most tests, and a
+#: survivor runs every test that reaches it.
+COVERING_TESTS: dict[str, tuple[str, ...]] = {
+    "animalstore_client/": ("tests/unit", "tests/testing"),
+    "animalstore_client/_core/retries.py": (
+        "tests/unit/test_retries.py",
+        "tests/reliability/test_cooperative_backoff.py",
+    ),
+    # The call's state machine is reached by nearly every test: the unit tests, the requests
+    # as sent (contract), its log lines (instrumentation), its retries and pauses.
+    "animalstore_client/_core/call.py": (
+        "tests/unit",
+        "tests/contract/test_sdk_requests.py",
+        "tests/reliability/test_instrumentation.py",
+        "tests/reliability/test_retries.py",
+        "tests/reliability/test_cooperative_backoff.py",
+        "tests/reliability/test_malformed_responses.py",
+    ),
+    "animalstore_client/_core/exceptions.py": (
+        "tests/unit/test_errors.py",
+        "tests/unit/test_repr.py",
+        "tests/unit/test_public_names.py",
+        "tests/field/test_pickling.py",
+        "tests/reliability/test_secrets.py",
+    ),
+    # The command line's tests that call its modules in the test process. The others run the
+    # command in a subprocess, unseen by mutmut's selection, and those started from another
+    # folder cannot import a mutated module (mutmut reads its settings, at import, from the
+    # current folder).
+    "animalstore_client/_cli/": (
+        "tests/cli/test_journal.py",
+        "tests/cli/test_journal_file.py",
+        "tests/cli/test_journal_group_commit.py",
+        "tests/cli/test_csv_integer_cells.py",
+    ),
+    "animalstore_client/testing/": ("tests/testing",),
+    # The store's faults are exercised through its server and transport by the reliability
+    # file of its own; its answers, against the API's document, by the contract tests.
+    "animalstore_client/testing/_store.py": (
+        "tests/testing",
+        "tests/reliability/test_store_faults.py",
+        "tests/contract/test_store_responses.py",
+    ),
+    "animalstore_client_pytest.py": ("tests/testing",),
+}
+#: mutmut's outcomes, as the score counts them. A timeout is a hang, which the suite's own
+#: timeout fails: killed.
+KILLED = frozenset({"killed", "timeout", "caught by type check", "segfault"})
+SURVIVED = frozenset({"survived", "suspicious"})
+#: What mutmut says when a module has no mutant it could test: its functions are all decorated
+#: (pytest fixtures, properties), which mutmut leaves alone, or no covering test reaches them.
+NO_MUTANTS = "could not find any test case for any mutant"
+
+
+@attrs.frozen
+class Equivalent:
+    """A mutant that no test can kill: the program does the same with it.
+
+    Attributes:
+        module: the module's path.
+        line: the line the mutant changes, stripped (a statement over several lines: joined
+            by single spaces).
+        becomes: what the mutant makes of it, the same way.
+        why: why it changes nothing.
+    """
+
+    module: str
+    line: str
+    becomes: str
+    why: str
+
+
+@attrs.frozen
+class Score:
+    """One module's outcome.
+
+    Attributes:
+        module: the module's path.
+        statuses: each mutant's name and mutmut's status.
+        equivalent: the survivors that are known equivalent mutants.
+        survivors: each non-equivalent survivor's name and diff.
+        seconds: how long the module took, copy and mutmut's own set-up included.
+    """
+
+    module: str
+    statuses: dict[str, str]
+    equivalent: list[str]
+    survivors: dict[str, str]
+    seconds: float
+
+    @property
+    def killed(self) -> int:
+        """How many mutants a test killed."""
+        return sum(status in KILLED for status in self.statuses.values())
+
+    @property
+    def counted(self) -> int:
+        """How many mutants count: all of them but the equivalent ones."""
+        return len(self.statuses) - len(self.equivalent)
+
+    @property
+    def share(self) -> float:
+        """The share of the counted mutants killed (1.0 when there is none)."""
+        return self.killed / self.counted if self.counted else 1.0
+
+    def line(self) -> str:
+        """The score as one line of the report."""
+        if not self.statuses:
+            return (
+                f"{self.module}: no mutant mutmut could test (it leaves decorated functions and "
+                "module-level code alone; or no covering test reaches the rest)"
+            )
+        tally = Counter(self.statuses.values())
+        others = ", ".join(f"{count} {status}" for status, count in sorted(tally.items()))
+        return (
+            f"{self.module}: {self.share:.1%} killed ({self.killed} of {self.counted}; "
+            f"{len(self.equivalent)} equivalent; mutmut: {others}) in {self.seconds:.0f} s"
+        )
+
+
+def covering_tests(module: str) -> tuple[str, ...]:
+    """Return the tests that cover ``module``: those of the longest prefix that matches."""
+    matches = [prefix for prefix in COVERING_TESTS if module.startswith(prefix)]
+    if not matches:
+        raise SystemExit(f"{module}: not a module of the package (animalstore_client/...)")
+    return COVERING_TESTS[max(matches, key=len)]
+
+
+def equivalents() -> list[Equivalent]:
+    """Read ``equivalent.toml``."""
+    listed = tomllib.loads(EQUIVALENT.read_text(encoding="utf-8"))
+    return [Equivalent(**entry) for entry in listed.get("equivalent", [])]
+
+
+def stale(entries: list[Equivalent]) -> list[Equivalent]:
+    """Return the entries whose line their module no longer has: to drop from the list."""
+    found = []
+    for entry in entries:
+        source = (REPO / entry.module).read_text(encoding="utf-8")
+        if entry.line not in " ".join(line.strip() for line in source.splitlines()):
+            found.append(entry)
+    return found
+
+
+def changed_modules(base: str) -> list[str]:
+    """Return the package's modules that differ from ``base`` (committed or not), that exist."""
+    merge_base = _git("merge-base", base, "HEAD").strip()
+    names = _git("diff", "--name-only", merge_base, "--").split()
+    names += _git("ls-files", "--others", "--exclude-standard").split()
+    return sorted(
+        {
+            name
+            for name in names
+            if name.endswith(".py")
+            and (name.startswith("animalstore_client/") or name == "animalstore_client_pytest.py")
+            and (REPO / name).exists()
+        }
+    )
+
+
+def copy_tree(target: Path) -> None:
+    """Copy the files git knows (committed, staged or new, not ignored) to ``target``."""
+    if target.exists():
+        shutil.rmtree(target)
+    for name in _git("ls-files", "-z", "--cached", "--others", "--exclude-standard").split("\0"):
+        source = REPO / name
+        if name and source.is_file():
+            (target / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(source, target / name)
+
+
+def configure(copy: Path, module: str) -> None:
+    """Add the module to mutate and its tests to the copy's ``[tool.mutmut]`` (the last table)."""
+    settings = (
+        f"only_mutate = {json.dumps([module])}\n"
+        f"pytest_add_cli_args_test_selection = {json.dumps(list(covering_tests(module)))}\n"
+    )
+    with (copy / "pyproject.toml").open("a", encoding="utf-8") as pyproject:
+        pyproject.write(settings)
+
+
+def mutate(module: str, jobs: int, known: list[Equivalent]) -> Score:
+    """Run mutmut on ``module`` in a fresh copy of the tree; return its score."""
+    started = time.monotonic()
+    copy = WORK / module.replace("/", ".").removesuffix(".py")
+    copy_tree(copy)
+    configure(copy, module)
+    log = copy.parent / f"{copy.name}.log"
+    print(f"{module}: mutating, tests {' '.join(covering_tests(module))} (log: {log})", flush=True)
+    with log.open("w", encoding="utf-8") as output:
+        ran = _mutmut(copy, output, "run", "--max-children", str(jobs))
+    results = _mutmut(copy, None, "results", "--all", "true").stdout
+    statuses = dict(re.findall(r"^\s*(\S+): (.+?)\s*$", results, re.MULTILINE))
+    if NO_MUTANTS in log.read_text(encoding="utf-8"):
+        statuses = {}  # nothing mutmut would mutate: the score says so
+    elif ran.returncode != 0 or not statuses:
+        raise SystemExit(f"{module}: mutmut failed (exit {ran.returncode}); see {log}")
+    equivalent: list[str] = []
+    survivors: dict[str, str] = {}
+    mine = [entry for entry in known if entry.module == module]
+    for entry in stale(mine):
+        print(f"{module}: equivalent.toml lists a line it no longer has: {entry.line!r}")
+    for name, status in sorted(statuses.items()):
+        if status not in SURVIVED:
+            continue
+        diff = _mutmut(copy, None, "show", name).stdout
+        removed, added = changed_lines(diff)
+        if any(entry.line == removed and entry.becomes == added for entry in mine):
+            equivalent.append(name)
+        else:
+            survivors[name] = diff
+    return Score(module, statuses, equivalent, survivors, time.monotonic() - started)
+
+
+def report(scores: list[Score]) -> str:
+    """Return the report: each module's score, then its non-equivalent survivors."""
+    lines = ["# Mutation scores (python -m tests.mutation)", ""]
+    lines += [f"- {score.line()}" for score in scores]
+    for score in scores:
+        for name, diff in score.survivors.items():
+            lines += ["", f"## {name}: survived", "", "```diff", diff.strip(), "```"]
+    return "\n".join(lines) + "\n"
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Mutate the modules given (or changed), print and write the report; return 1 below target."""
+    parser = argparse.ArgumentParser(
+        prog="python -m tests.mutation", description="Mutation-test modules with mutmut."
+    )
+    parser.add_argument("modules", nargs="*", help="paths, e.g. animalstore_client/_core/call.py")
+    parser.add_argument(
+        "--changed",
+        metavar="BASE",
+        nargs="?",
+        const="main",
+        help="also every module changed since BASE (default main), committed or not",
+    )
+    parser.add_argument(
+        "--jobs", type=int, default=os.cpu_count() or 1, help="mutants run at once (cores)"
+    )
+    options = parser.parse_args(argv)
+    modules = list(dict.fromkeys(options.modules + _changed(options.changed)))
+    if not modules:
+        parser.error("no module to mutate: name one, or give --changed")
+    for module in modules:
+        if not (REPO / module).is_file():
+            parser.error(f"{module}: no such file (paths are from the repository's root)")
+        covering_tests(module)
+    known = equivalents()
+    scores = []
+    for module in modules:  # one at a time: each run uses every core it is given
+        score = mutate(module, options.jobs, known)
+        print(score.line(), flush=True)
+        scores.append(score)
+    text = report(scores)
+    (WORK / "report.md").write_text(text, encoding="utf-8")
+    print(text.split("\n", 2)[2] if any(s.survivors for s in scores) else "", end="")
+    print(f"report: {WORK / 'report.md'}")
+    return 0 if all(score.share >= TARGET for score in scores if score.statuses) else 1
+
+
+def _changed(base: str | None) -> list[str]:
+    return [] if base is None else changed_modules(base)
+
+
+def changed_lines(diff: str) -> tuple[str, str]:
+    """Return the lines a mutant's diff removes and adds, each stripped and joined."""
+    removed, added = [], []
+    for line in diff.splitlines():
+        if line.startswith(("---", "+++")):
+            continue
+        if line.startswith("-"):
+            removed.append(line[1:].strip())
+        elif line.startswith("+"):
+            added.append(line[1:].strip())
+    return " ".join(removed), " ".join(added)
+
+
+def _mutmut(copy: Path, output: Any, *args: str) -> subprocess.CompletedProcess[str]:
+    environment = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1"}
+    return subprocess.run(
+        [sys.executable, "-m", "mutmut", *args],
+        cwd=copy,
+        env=environment,
+        stdout=output if output is not None else subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        check=False,
+    )
+
+
+def _git(*args: str) -> str:
+    return subprocess.run(
+        ["git", *args], cwd=REPO, capture_output=True, text=True, check=True
+    ).stdout
