@@ -19,7 +19,9 @@ calls (``feed.Feed``), so memory does not grow with the input. Each record's lif
 
 Ctrl-C stops reading; the calls in flight finish (a second Ctrl-C cuts them short: they are
 then unknown), the keys journaled for records not sent are journaled as unsent, the journal
-is flushed, and the exit status is 130. A closed stdout stops the run the same way. So does a
+is flushed, and the exit status is 130. SIGTERM (``docker stop``, Kubernetes, systemd) and
+SIGHUP (the terminal closed) stop the run the same way, with 143 and 129; so does a closed
+stdout, with 141. So does a
 run of ``2 x concurrency`` records (10 at least) that got no answer, or an error answer that
 is not about the record: the service is down or refuses the key; the rest is left for a
 re-run.
@@ -30,6 +32,7 @@ from __future__ import annotations
 import asyncio
 import collections
 import contextlib
+import functools
 import logging
 import os
 import signal
@@ -55,6 +58,7 @@ from animalstore_client._cli.journal import (
     Journal,
     JournalError,
     NoJournal,
+    read_at,
 )
 from animalstore_client._cli.output import error_json, json_line, print_error
 from animalstore_client._cli.progress import Progress, Tally
@@ -68,9 +72,11 @@ from animalstore_client._cli.records import (
 from animalstore_client._cli.status import (
     EXIT_API_ERROR,
     EXIT_BROKEN_PIPE,
+    EXIT_HANGUP,
     EXIT_INTERRUPTED,
     EXIT_OK,
     EXIT_OUTPUT,
+    EXIT_TERMINATED,
     EXIT_UNREACHABLE,
     EXIT_USAGE,
 )
@@ -100,6 +106,16 @@ _MIN_GROUP = 32
 _FLUSH_SECONDS = 0.1
 #: Error answers about the record itself: a re-run would get the same, so none is sent.
 REFUSED_STATUSES = frozenset({400, 409, 413, 422})
+#: The signals that stop a run as Ctrl-C does: each one's exit status, and what the summary
+#: says.
+_STOPPED_BY: dict[int, tuple[int, str]] = {
+    signal.SIGINT: (EXIT_INTERRUPTED, "interrupted (Ctrl-C)"),
+    signal.SIGTERM: (EXIT_TERMINATED, "terminated (SIGTERM)"),
+}
+if hasattr(signal, "SIGHUP"):  # not on Windows
+    _STOPPED_BY[signal.SIGHUP] = (EXIT_HANGUP, "hung up (SIGHUP)")
+#: The exit statuses of a stop by a signal: they outrank any other reason to stop.
+_SIGNAL_STATUSES = frozenset(status for status, _ in _STOPPED_BY.values())
 
 
 @tolerant_repr
@@ -180,7 +196,8 @@ class Bulk:
     async def run(self, records: Iterator[Record | Invalid], stream: IO[bytes]) -> None:
         """Create the records, ``concurrency`` at a time, until the input ends or a stop.
 
-        Ctrl-C (SIGINT) is handled here while the run lasts: see the module's docstring.
+        Ctrl-C (SIGINT), SIGTERM and SIGHUP are handled here while the run lasts: see the
+        module's docstring.
 
         Args:
             records: the records, read and checked by ``records.read_records``.
@@ -189,10 +206,7 @@ class Bulk:
         loop = asyncio.get_running_loop()
         self._input = Feed(records, stream, max(self._concurrency, _MIN_GROUP))
         self._workers = [asyncio.ensure_future(self._work()) for _ in range(self._concurrency)]
-        # Left ignored when it is (a background job's), as Python itself leaves it.
-        handle_sigint = signal.getsignal(signal.SIGINT) is not signal.SIG_IGN
-        if handle_sigint:
-            _on_sigint(loop, self._interrupt)
+        restore = _handle_signals(loop, self._interrupt)
         try:
             # Every call started is seen to its end (or, after a second Ctrl-C, cut short),
             # so that each has its outcome journaled.
@@ -201,8 +215,7 @@ class Bulk:
                 if isinstance(outcome, Exception):  # a bug: not one to hide
                     raise outcome
         finally:
-            if handle_sigint:
-                _on_sigint(loop, None)
+            restore()
             while self._ready:  # keys journaled for records that a stop left unsent
                 self._not_sent(self._ready.popleft())
 
@@ -210,7 +223,8 @@ class Bulk:
         """Flush the journal, print the summary, and return the exit status.
 
         Returns:
-            130 after Ctrl-C; 2, 4 or 141 after a stop those say (input, journal, stdout);
+            130 after Ctrl-C, 143 after SIGTERM, 129 after SIGHUP; 2, 4 or 141 after a stop
+            those say (input, journal, stdout);
             otherwise 3 if any answer was lost, else 1 if any record was refused or failed,
             else 2 if any line was invalid, else 0.
         """
@@ -274,6 +288,7 @@ class Bulk:
         """
         prepared: list[_Ready] = []
         fresh: list[Entry] = []
+        self.tally.read += len(group)
         for item in group:
             if isinstance(item, Invalid):
                 self.tally.invalid += 1
@@ -472,18 +487,24 @@ class Bulk:
             message: why, for the summary.
             status: the exit status to end with; ``None`` for the one the outcomes give.
         """
-        if self.stop is None or status == EXIT_INTERRUPTED:
+        if self.stop is None or status in _SIGNAL_STATUSES:
             self.stop = _Stop(message, status)
         if self._input is not None:
             self._input.stop()
 
-    def _interrupt(self) -> None:
+    def _interrupt(self, signum: int) -> None:
         self._interrupts += 1
         if self._interrupts == 1:
-            self._halt("interrupted (Ctrl-C)", EXIT_INTERRUPTED)
+            status, what = _STOPPED_BY[signum]
+            self._halt(what, status)
+            what, again = (
+                ("interrupted", "Ctrl-C again")
+                if signum == signal.SIGINT
+                else (what, "another signal")
+            )
             self._progress.note(
-                "interrupted: waiting for the calls in flight to end; Ctrl-C again to stop "
-                "waiting (their records are then resent by a re-run)"
+                f"{what}: waiting for the calls in flight to end; {again} to stop waiting "
+                "(their records are then resent by a re-run)"
             )
             return
         for worker in self._workers:
@@ -498,11 +519,13 @@ def exit_status(tally: Tally, stopped: int | None) -> int:
         stopped: the status of what stopped the run early, if something did.
 
     Returns:
-        ``stopped`` if it is 130 (Ctrl-C), 2 (input or journal), 4 or 141 (stdout); else 3 if
-        an answer was lost, 1 if a record was refused or failed (now or earlier), 2 if a line
-        was invalid, 0 if every record was created.
+        ``stopped`` if it is 130 (Ctrl-C), 143 (SIGTERM), 129 (SIGHUP), 2 (input or journal),
+        4 or 141 (stdout); else 3 if an answer was lost, 1 if a record was refused or failed
+        (now or earlier), 2 if a line was invalid, 0 if every record was created.
     """
-    if stopped in (EXIT_INTERRUPTED, EXIT_USAGE, EXIT_OUTPUT, EXIT_BROKEN_PIPE):
+    if stopped is not None and (
+        stopped in _SIGNAL_STATUSES or stopped in (EXIT_USAGE, EXIT_OUTPUT, EXIT_BROKEN_PIPE)
+    ):
         return stopped
     if tally.unknown:
         return EXIT_UNREACHABLE
@@ -538,20 +561,31 @@ def _interrupted_error() -> dict[str, Any]:
     }
 
 
-def _on_sigint(loop: asyncio.AbstractEventLoop, handler: Any) -> None:
-    """Call ``handler`` in the loop on SIGINT, or restore the default with ``None``."""
-    try:
-        if handler is None:
-            loop.remove_signal_handler(signal.SIGINT)
-        else:
-            loop.add_signal_handler(signal.SIGINT, handler)
-    except NotImplementedError:  # Windows: from the signal handler, through the loop
-        signal.signal(
-            signal.SIGINT,
-            signal.default_int_handler
-            if handler is None
-            else lambda *_: loop.call_soon_threadsafe(handler),
-        )
+def _handle_signals(
+    loop: asyncio.AbstractEventLoop, handler: Callable[[int], None]
+) -> Callable[[], None]:
+    """Call ``handler(signum)`` in the loop on each signal of ``_STOPPED_BY``; return the undo.
+
+    A signal that is ignored is left so, as Python itself leaves it: a background job's
+    SIGINT, ``nohup``'s SIGHUP.
+    """
+    undo: list[Callable[[], object]] = []
+    for signum in _STOPPED_BY:
+        previous = signal.getsignal(signum)
+        if previous is signal.SIG_IGN:
+            continue
+        try:
+            loop.add_signal_handler(signum, handler, signum)
+            undo.append(functools.partial(loop.remove_signal_handler, signum))
+        except NotImplementedError:  # Windows: from the signal handler, through the loop
+            signal.signal(signum, lambda number, _: loop.call_soon_threadsafe(handler, number))
+            undo.append(functools.partial(signal.signal, signum, previous))
+
+    def restore() -> None:
+        for step in undo:
+            step()
+
+    return restore
 
 
 BULK_EPILOG = f"""\
@@ -572,17 +606,25 @@ BULK_EPILOG = f"""\
 --journal FILE:
   JSON lines: a header (the command and the API's address), then each record's line,
   key, content digest and state. A new key is on disk before its record is first sent.
-  Run the same command with the same journal again after a failure, Ctrl-C or kill -9:
-  records created or refused are not sent again; the others are sent with their first
-  keys, so a service that deduplicates by Idempotency-Key creates none twice. One that
-  does not may create twice only the records whose answer was lost: each run lists them.
-  A journal is refused for another API address or another input (line by line).
-  More: docs/command-line.md, "Creating every animal of a file".
+  Created readable by its owner only. Run the same command with the same journal again
+  after a failure, an outage, Ctrl-C, SIGTERM or kill -9: records created or refused are
+  not sent again; the others are sent with their first keys, so a service that
+  deduplicates by Idempotency-Key creates none twice. One that does not may create twice
+  only the records whose answer was lost (or that got a server error): each run lists
+  them. A journal is refused for another API address or another input (line by line).
+  Two records with the same idempotency_key are one too many: the later is invalid.
+
+checking a run:
+  the last line of each record in the journal (or its stdout line) is its outcome; the
+  summary on stderr counts them and lists the lines that may exist twice, with their keys
+  on stdout. The API cannot find an animal by key, nor list more than 100 animals: a
+  doubt about a listed line cannot be settled through it, only by a service that
+  deduplicates (run again) or by its operators.
 
 exit status: 0 every record created; 1 the API refused or failed some; 2 bad usage, a
   bad line (nothing else wrong), or a journal that does not belong; 3 an answer was lost
-  (run again with the journal); 4 stdout or the journal could not be written; 130 Ctrl-C
-  (the journal is consistent: run again to go on).
+  (run again with the journal); 4 stdout or the journal could not be written; 129
+  SIGHUP, 130 Ctrl-C, 143 SIGTERM (the journal is consistent: run again to go on).
 """
 
 
@@ -610,6 +652,7 @@ def create_from_file(
     try:
         format = format_of(source, given_format)
         stream = sys.stdin.buffer if source == "-" else open(source, "rb")  # noqa: SIM115
+        start = os.lseek(stream.fileno(), 0, os.SEEK_CUR) if is_file(stream) else None
     except InputError as error:
         return _refuse(str(error))
     except OSError as error:
@@ -628,6 +671,12 @@ def create_from_file(
         stream.close()
         what = f"the journal {journal!r}" if journal else repr(source)
         return _refuse(f"cannot use {what}: {error.strerror or error}")
+    try:
+        _check_journal(opened, stream, start, source)
+    except (JournalError, OSError) as error:
+        opened.close()
+        stream.close()
+        return _refuse(str(error))
     progress = Progress(sys.stderr, bar=sys.stderr.isatty(), fraction=_fraction_read(stream))
     bulk = Bulk(client, opened, concurrency, sys.stdout, progress)
 
@@ -643,6 +692,47 @@ def create_from_file(
     return status
 
 
+def _check_journal(
+    journal: Journal | NoJournal, stream: IO[bytes], start: int | None, source: str
+) -> None:
+    """Refuse a journal that cannot be this input's; say so if others may read it.
+
+    Raises:
+        JournalError: the journal has an entry for a line the input (a file) does not have.
+        OSError: the input cannot be read.
+    """
+    if journal.path is None:
+        return
+    if start is not None and journal.last_line and not _has_line(stream, start, journal.last_line):
+        raise JournalError(
+            f"the journal {journal.path!r} has an entry for line {journal.last_line:,}, which "
+            f"{source!r} does not have: it was written for another input; give another --journal"
+        )
+    if os.name == "posix" and journal.mode & 0o077:
+        print(
+            f"notice: the journal {journal.path!r} can be read by other users (mode "
+            f"{journal.mode:04o}) and holds names, keys and error messages: "
+            f"chmod 600 {journal.path!r}",
+            file=sys.stderr,
+            flush=True,
+        )
+
+
+def _has_line(stream: IO[bytes], start: int, line: int) -> bool:
+    """Whether the file read from ``start`` has a line ``line`` (from 1): it is read up to it."""
+    fd = stream.fileno()
+    seen, offset, last = 0, start, b"\n"
+    while seen < line:
+        chunk = read_at(fd, 1 << 20, offset)
+        if not chunk:
+            # A last line without its line end counts too.
+            return seen + (last != b"\n") >= line
+        seen += chunk.count(b"\n")
+        offset += len(chunk)
+        last = chunk[-1:]
+    return True
+
+
 def _refuse(message: str) -> int:
     print_error(ValueError(message), as_json=False)
     return EXIT_USAGE
@@ -653,6 +743,6 @@ def _fraction_read(stream: IO[bytes]) -> Callable[[], float | None]:
     size = os.fstat(stream.fileno()).st_size if is_file(stream) else 0
     if not size:
         return lambda: None
-    fd = stream.fileno()
-    # The file descriptor's offset: what the reader thread has read, give or take a buffer.
-    return lambda: min(os.lseek(fd, 0, os.SEEK_CUR) / size, 1.0)
+    # What the records read so far took, not the descriptor's offset, which is a buffer ahead
+    # (a file is read in the loop: nothing else moves the stream meanwhile).
+    return lambda: min(stream.tell() / size, 1.0)
