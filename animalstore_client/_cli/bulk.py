@@ -191,22 +191,21 @@ class Bulk:
         self._no_answer_in_a_row = 0
         self._give_up_after = max(10, 2 * concurrency)
         self._interrupts = 0
+        self._finished = False
         self._input: Feed | None = None
 
-    async def run(self, records: Iterator[Record | Invalid], stream: IO[bytes]) -> None:
-        """Create the records, ``concurrency`` at a time, until the input ends or a stop.
-
-        Ctrl-C (SIGINT), SIGTERM and SIGHUP are handled here while the run lasts: see the
-        module's docstring.
+    async def run(self, records: Iterator[Record | Invalid], stream: IO[bytes]) -> int:
+        """Create the records, ``concurrency`` at a time, until the input ends or a stop; finish.
 
         Args:
             records: the records, read and checked by ``records.read_records``.
             stream: the input they are read from.
+
+        Returns:
+            The exit status (``finish``).
         """
-        loop = asyncio.get_running_loop()
         self._input = Feed(records, stream, max(self._concurrency, _MIN_GROUP))
         self._workers = [asyncio.ensure_future(self._work()) for _ in range(self._concurrency)]
-        restore = _handle_signals(loop, self._interrupt)
         try:
             # Every call started is seen to its end (or, after a second Ctrl-C, cut short),
             # so that each has its outcome journaled.
@@ -215,9 +214,10 @@ class Bulk:
                 if isinstance(outcome, Exception):  # a bug: not one to hide
                     raise outcome
         finally:
-            restore()
             while self._ready:  # keys journaled for records that a stop left unsent
                 self._not_sent(self._ready.popleft())
+            status = self.finish()
+        return status
 
     def finish(self) -> int:
         """Flush the journal, print the summary, and return the exit status.
@@ -228,6 +228,7 @@ class Bulk:
             otherwise 3 if any answer was lost, else 1 if any record was refused or failed,
             else 2 if any line was invalid, else 0.
         """
+        self._finished = True
         self._flush_stdout()
         journal = self._journal
         try:
@@ -492,7 +493,16 @@ class Bulk:
         if self._input is not None:
             self._input.stop()
 
-    def _interrupt(self, signum: int) -> None:
+    def interrupt(self, signum: int) -> None:
+        """Stop the run on a signal, as Ctrl-C does; cut the calls in flight short at a second.
+
+        After ``finish`` there is nothing left to stop: the signal is let go.
+
+        Args:
+            signum: the signal.
+        """
+        if self._finished:
+            return
         self._interrupts += 1
         if self._interrupts == 1:
             status, what = _STOPPED_BY[signum]
@@ -680,16 +690,18 @@ def create_from_file(
     progress = Progress(sys.stderr, bar=sys.stderr.isatty(), fraction=_fraction_read(stream))
     bulk = Bulk(client, opened, concurrency, sys.stdout, progress)
 
-    async def run() -> None:
-        async with client:
-            await bulk.run(records, stream)
+    async def run() -> int:
+        # Handled until the very end, the summary and the client's closing included: a
+        # signal that comes once the run is over has nothing to stop.
+        restore = _handle_signals(asyncio.get_running_loop(), bulk.interrupt)
+        try:
+            async with client:
+                return await bulk.run(records, stream)
+        finally:
+            restore()
 
     with stream:
-        try:
-            asyncio.run(run())
-        finally:
-            status = bulk.finish()
-    return status
+        return asyncio.run(run())
 
 
 def _check_journal(
