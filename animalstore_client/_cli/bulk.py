@@ -336,16 +336,26 @@ class Bulk:
                 f"{self._journal.path!r} holds for line {record.line}: the journal was written "
                 "for another input, or the input changed since; nothing more is sent"
             )
-        if earlier.state == CREATED:
-            self.tally.created_earlier += 1
-            self._print(record.line, CREATED, key=earlier.key, pet=earlier.pet, earlier=True)
+        if earlier.state in (CREATED, REFUSED):
+            if earlier.state == CREATED:
+                self.tally.created_earlier += 1
+            else:
+                self.tally.refused_earlier += 1
+            if earlier.resent:
+                self.tally.resent_earlier.append(record.line)
+            self._print(
+                record.line,
+                earlier.state,
+                key=earlier.key,
+                pet=earlier.pet,
+                error=earlier.error,
+                resent=bool(earlier.resent),
+                earlier=True,
+            )
             return None
-        if earlier.state == REFUSED:
-            self.tally.refused_earlier += 1
-            self._print(record.line, REFUSED, key=earlier.key, error=earlier.error, earlier=True)
-            return None
-        # Its key is on disk already.
-        return _Ready(record, earlier.key, 0, resent=_maybe_created(earlier))
+        # Its key is on disk already. Once it may have been created, it may be so twice.
+        resent = _maybe_created(earlier) or bool(earlier.resent)
+        return _Ready(record, earlier.key, 0, resent=resent)
 
     def _not_sent(self, ready: _Ready) -> None:
         """Journal that a record given a key by this run is not sent after all (a stop).
@@ -412,7 +422,9 @@ class Bulk:
             tally.lost.append(record.line)
         # Written before it is printed: what stdout shows, the journal holds.
         try:
-            self._journal.append(Entry(record.line, key, record.digest, state, pet, shown))
+            self._journal.append(
+                Entry(record.line, key, record.digest, state, pet, shown, resent or None)
+            )
         except OSError as error:
             self._halt(f"cannot write the journal: {error.strerror or error}", EXIT_OUTPUT)
         self._print(record.line, state, key=key, pet=pet, error=shown, resent=resent)

@@ -101,6 +101,11 @@ def _state(instance: object, attribute: attrs.Attribute[Any], value: object) -> 
         raise ValueError(f"its state must be one of {', '.join(STATES)}, got {_shown(value)}")
 
 
+def _optional_true(instance: object, attribute: attrs.Attribute[Any], value: object) -> None:
+    if value is not None and value is not True:  # 1 == True, but 1 is no flag
+        raise ValueError(f"its {attribute.name} must be true or absent, got {_shown(value)}")
+
+
 def _optional_object(instance: object, attribute: attrs.Attribute[Any], value: object) -> None:
     if value is not None and not isinstance(value, dict):
         raise TypeError(f"{attribute.name} must be an object or absent")
@@ -118,6 +123,9 @@ class Entry:
         state: one of ``STATES``.
         pet: the created animal's wire JSON (``created``).
         error: the Error JSON of the failure (``refused``, ``failed``, ``unknown``).
+        resent: ``True`` on the outcome of a record sent again that an earlier send may have
+            created (its answer lost, or a server error): it may exist twice, whatever comes
+            after; ``None`` otherwise (left out of the line).
     """
 
     line: int = attrs.field(validator=_line_number)
@@ -126,6 +134,7 @@ class Entry:
     state: str = attrs.field(validator=_state)
     pet: dict[str, Any] | None = attrs.field(default=None, validator=_optional_object)
     error: dict[str, Any] | None = attrs.field(default=None, validator=_optional_object)
+    resent: bool | None = attrs.field(default=None, validator=_optional_true)
 
     def to_json(self) -> dict[str, Any]:
         """Return the entry's JSON object, absent fields left out."""

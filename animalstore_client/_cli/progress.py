@@ -44,6 +44,8 @@ class Tally:
         lost: the lines of the records whose answer this run lost.
         resent: the lines of the records this run sent again that an earlier run may have
             created (its answer lost, or a server error).
+        resent_earlier: the lines of the records an earlier run saw through after such a
+            resend (created or refused): they too may exist twice.
     """
 
     created: int = 0
@@ -56,6 +58,7 @@ class Tally:
     read: int = 0
     lost: array[int] = attrs.field(factory=lambda: array("q"))
     resent: array[int] = attrs.field(factory=lambda: array("q"))
+    resent_earlier: array[int] = attrs.field(factory=lambda: array("q"))
 
     @property
     def sent(self) -> int:
@@ -203,6 +206,12 @@ class Progress:
                 "(its answer lost, or a server error), with their first keys: a service that "
                 "does not deduplicate by Idempotency-Key may have created them twice: line(s) "
                 f"{_numbers(tally.resent)}"
+            )
+        if tally.resent_earlier:
+            lines.append(
+                f"{len(tally.resent_earlier):,} record(s) seen through by an earlier run were "
+                "resent then, and may exist twice too: line(s) "
+                f"{_numbers(tally.resent_earlier)}"
             )
         return lines
 

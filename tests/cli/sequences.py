@@ -6,9 +6,10 @@ sequences: each draws an input (JSONL or CSV; valid and invalid lines, blank lin
 or none, now and then a key another record already has), a fault plan for the store's creates
 (500, 502, 503 and 429 with and without ``Retry-After``, refusals, drops before and after
 processing, delays past ``--timeout``, malformed answers), the command's options, and for each
-run an interruption at a random point (``SIGKILL``, ``SIGTERM``, ``SIGINT``, now and then
-twice, or none); then it resumes until a run ends on its own with every valid record settled.
-The store is the built-in one over real sockets, deduplicating by ``Idempotency-Key`` or not.
+run an interruption at a random point (``SIGKILL``, ``SIGTERM``, ``SIGINT``, ``SIGHUP``, now
+and then twice, or none); then it resumes until a run ends on its own with every valid record
+settled. The store is the built-in one over real sockets, deduplicating by ``Idempotency-Key``
+or not.
 
 Checked after every run: no run fails to read its own journal; stdout has one line per record,
 invalid exactly for the invalid lines; the summary counts what stdout shows; the exit status
@@ -16,7 +17,8 @@ is the documented one; a run that was not killed leaves no record ``started``; t
 ``resent`` are exactly those sent again that an earlier run may have created. After the
 sequence: against the deduplicating store each valid record exists exactly once (at most once
 if refused), no invalid one at all; against the plain store, every animal that exists twice is
-on a line that some run resent.
+on a line that a run listed as resent (a run killed with ``SIGKILL`` lists nothing: a later one
+must).
 
 Each sequence comes from one seed, printed on failure: ``python -m tests.cli.sequences --seed
 S --count 1`` replays it. ``python -m tests.cli.sequences --count 2000`` is the soak.
@@ -61,6 +63,7 @@ _SUMMARY = re.compile(
 _SIGNALS: dict[int, tuple[int, str]] = {
     signal.SIGINT: (130, "interrupted (Ctrl-C)"),
     signal.SIGTERM: (143, "terminated (SIGTERM)"),
+    signal.SIGHUP: (129, "hung up (SIGHUP)"),
 }
 
 
@@ -331,8 +334,12 @@ def check_run(
     expected: Expected,
     before: dict[int, dict[str, Any]],
     after: dict[int, dict[str, Any]],
-) -> None:
-    """Check what one run printed, its exit status and the journal it left."""
+) -> set[int]:
+    """Check what one run printed, its exit status and the journal it left.
+
+    Returns:
+        The lines it listed as resent (none for a run that was killed).
+    """
     check = sequence.check
     check(KEY not in run.stdout + run.stderr, "the API key was printed")
     check("Traceback" not in run.stderr, f"a traceback: {run.stderr}")
@@ -342,7 +349,7 @@ def check_run(
     killed = run.returncode < 0
     if killed:  # a SIGKILL (or a signal that came after the run's handlers were gone)
         check(run.signals, f"died of signal {-run.returncode} unasked")
-        return
+        return set()
     printed: dict[int, dict[str, Any]] = {}
     for text in run.stdout.splitlines():
         record = json.loads(text)
@@ -383,12 +390,17 @@ def check_run(
     # Settled: nothing left started without an outcome.
     started = [line for line, entry in after.items() if entry["state"] == "started"]
     check(not started, f"lines left started: {started[:20]}")
-    # Resent: exactly the records sent again that an earlier run may have created.
+    # Resent: exactly the records sent again that an earlier run may have created, and
+    # those an earlier run saw through after such a resend.
     for line, record in printed.items():
-        if record.get("earlier") or record["status"] == "invalid":
+        if record["status"] == "invalid":
             continue
-        at_risk = line in before and maybe_created(before[line])
+        entry = before.get(line, {})
+        at_risk = bool(entry.get("resent")) or (
+            not record.get("earlier") and bool(entry) and maybe_created(entry)
+        )
         check(bool(record.get("resent")) == at_risk, f"line {line}: resent is wrong: {record}")
+    return {line for line, record in printed.items() if record.get("resent")}
 
 
 def run_sequence(seed: int, servers: Servers, workdir: Path, max_records: int) -> str:
@@ -421,7 +433,7 @@ def run_sequence(seed: int, servers: Servers, workdir: Path, max_records: int) -
         f"({len(expected.invalid)} invalid) as {'CSV' if csv_format else 'JSONL'}; "
         f"{len(faults)} faults; animalstore {shlex.join(options)}"
     )
-    at_risk: set[int] = set()
+    listed: set[int] = set()  # the lines the runs listed as resent
     notes: list[str] = []
     runs = 0
     while True:
@@ -429,9 +441,8 @@ def run_sequence(seed: int, servers: Servers, workdir: Path, max_records: int) -
         sequence.check(runs <= MAX_RUNS, f"not settled after {MAX_RUNS} runs")
         interrupt = None
         if rng.random() < (0.6 if runs == 1 else 0.3) and runs < MAX_RUNS // 2:
-            interrupt = rng.choice([signal.SIGKILL, signal.SIGTERM, signal.SIGINT])
+            interrupt = rng.choice([signal.SIGKILL, *_SIGNALS])
         before = last_states(journal)
-        at_risk |= {line for line, entry in before.items() if maybe_created(entry)}
         run = one_run(rng, sequence, command, base_url, journal, workdir, interrupt, 3 * count + 4)
         after = last_states(journal)
         sequence.log.append(
@@ -440,7 +451,7 @@ def run_sequence(seed: int, servers: Servers, workdir: Path, max_records: int) -
         )
         signals = "+".join(signal.Signals(number).name[3:] for number in run.signals)
         notes.append(f"{signals or '-'}:{run.returncode}")
-        check_run(sequence, run, expected, before, after)
+        listed |= check_run(sequence, run, expected, before, after)
         settled = all(
             after.get(line, {}).get("state") in ("created", "refused") for line in expected.valid
         )
@@ -461,7 +472,7 @@ def run_sequence(seed: int, servers: Servers, workdir: Path, max_records: int) -
         else:
             sequence.check(names[name] >= (state == "created"), f"line {line} ({state}) lost")
             sequence.check(
-                names[name] <= 1 or line in at_risk,
+                names[name] <= 1 or line in listed,
                 f"line {line} stored {names[name]}x but never listed as resent",
             )
     sequence.check(

@@ -640,6 +640,41 @@ def test_against_a_store_that_does_not_deduplicate_only_the_listed_lines_double(
     assert "may have created them twice: line(s) 2" in second.stderr
 
 
+def test_a_record_that_may_exist_twice_is_listed_by_every_later_run(
+    plain: Server, tmp_path: Path
+) -> None:
+    source = pets_file(tmp_path / "pets.jsonl", 3)
+    journal = tmp_path / "pets.journal"
+    command = f"--max-retries 0 pets create --from-file {source} --journal {journal}"
+    command += " --concurrency 1"
+    # Line 1: stored, its answer lost; then a 503 (not processed); then created again.
+    plain.store.inject(
+        Fault.drop(processed=True, operation="create"),
+        Fault.delay(0, operation="create", times=2),
+        Fault.error(503, operation="create"),
+    )
+    assert animalstore(command, plain.base_url).returncode == 3
+    second = animalstore(command, plain.base_url)
+    assert second.returncode == 1
+    assert second.by_line()[1]["resent"] is True  # its answer was lost: it may exist
+
+    third = animalstore(command, plain.base_url)
+
+    assert third.returncode == 0
+    # The 503 in between does not make it safe: the first send created it.
+    assert third.by_line()[1]["resent"] is True
+    assert "may have created them twice: line(s) 1" in third.stderr
+    assert Counter(pet.name for pet in plain.store.pets)["pet-1"] == 2
+    fourth = animalstore(command, plain.base_url)
+    assert fourth.returncode == 0
+    assert len(plain.store.requests) == 5  # nothing sent
+    assert (fourth.by_line()[1]["earlier"], fourth.by_line()[1]["resent"]) == (True, True)
+    assert "1 record(s) seen through by an earlier run were resent then, and may exist twice" in (
+        fourth.stderr
+    )
+    assert "line(s) 1\n" in fourth.stderr
+
+
 def test_refused_records_are_final_and_failed_ones_are_resent(
     dedup: Server, tmp_path: Path
 ) -> None:
