@@ -37,7 +37,6 @@ from animalstore_client._core.safe_repr import tolerant_repr
 
 __all__ = [
     "FINAL_STATES",
-    "MAX_LINE",
     "STATES",
     "Entry",
     "Header",
@@ -56,7 +55,7 @@ STATES = (STARTED, UNSENT, CREATED, REFUSED, FAILED, UNKNOWN)
 #: The states after which a re-run sends nothing for the record.
 FINAL_STATES = frozenset({CREATED, REFUSED})
 #: The largest line number an entry may have: the index keeps each one as an int64.
-MAX_LINE = (1 << 63) - 1
+_MAX_LINE = (1 << 63) - 1
 #: The bytes read at a time when an entry is read back: most entries are shorter.
 _CHUNK = 4096
 
@@ -87,7 +86,7 @@ class Header:
 
 def _line_number(instance: object, attribute: attrs.Attribute[Any], value: object) -> None:
     # A bool is an int to Python, not a line number; nor is one the index cannot hold.
-    if not (isinstance(value, int) and not isinstance(value, bool) and 1 <= value <= MAX_LINE):
+    if not (isinstance(value, int) and not isinstance(value, bool) and 1 <= value <= _MAX_LINE):
         raise ValueError(f"its line must be a line number (1 or more), got {_shown(value)}")
 
 
