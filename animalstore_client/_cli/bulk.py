@@ -21,10 +21,13 @@ Ctrl-C stops reading; the calls in flight finish (a second Ctrl-C cuts them shor
 then unknown), the keys journaled for records not sent are journaled as unsent, the journal
 is flushed, and the exit status is 130. SIGTERM (``docker stop``, Kubernetes, systemd) and
 SIGHUP (the terminal closed) stop the run the same way, with 143 and 129; so does a closed
-stdout, with 141. So does a
-run of ``2 x concurrency`` records (10 at least) that got no answer, or an error answer that
-is not about the record: the service is down or refuses the key; the rest is left for a
-re-run.
+stdout, with 141. So does a run of ``2 x concurrency`` records (10 at least) that got no
+answer, or an error answer that is not about the record: the service is down or refuses the
+key; the rest is left for a re-run.
+
+A record sent again that an earlier send may have created keeps that mark in the journal
+(``resent``), so that every later run lists it among those a service that does not
+deduplicate may hold twice.
 """
 
 from __future__ import annotations
