@@ -143,7 +143,8 @@ class _Ready:
     Attributes:
         record: the record.
         key: its idempotency key.
-        ticket: the journal's ticket for the entry that holds a new key (0: on disk already).
+        ticket: the journal's ticket for its ``started`` entry, on disk before the send (0:
+            none needed, the journal has it in doubt already).
         resent: whether an earlier run may have had it created: sent, and its answer lost (or
             not waited for), or a server error (5xx but 503) that may have come after.
     """
@@ -307,7 +308,9 @@ class Bulk:
                 continue
             prepared.append(ready)
             if ready.ticket:
-                fresh.append(Entry(item.line, ready.key, item.digest, STARTED))
+                fresh.append(
+                    Entry(item.line, ready.key, item.digest, STARTED, resent=ready.resent or None)
+                )
         ticket = 0
         if fresh:
             try:
@@ -324,7 +327,8 @@ class Bulk:
     def _prepare(self, record: Record) -> _Ready | None:
         """Return the record with its key, or ``None`` when an earlier run saw it through.
 
-        A new key is not journaled yet: its ``ticket`` is 1 until it is.
+        A key to journal as ``started`` before the send (a new one, or one an earlier run left
+        unsent or refused unprocessed) has ``ticket`` 1 until it is.
 
         Raises:
             JournalError: the journal's entry for this line is for another record.
@@ -356,9 +360,13 @@ class Bulk:
                 earlier=True,
             )
             return None
-        # Its key is on disk already. Once it may have been created, it may be so twice.
+        # Once it may have been created, it may be so twice.
         resent = _maybe_created(earlier) or bool(earlier.resent)
-        return _Ready(record, earlier.key, 0, resent=resent)
+        # A record the journal shows as not sent (unsent, or refused unprocessed: a 503 ...) is
+        # journaled started again before it is sent: a run killed after the send must leave
+        # it in doubt, not as the journal had it. Its key is on disk already.
+        ticket = 0 if _maybe_created(earlier) else 1
+        return _Ready(record, earlier.key, ticket, resent=resent)
 
     def _not_sent(self, ready: _Ready) -> None:
         """Journal that a record given a key by this run is not sent after all (a stop).
@@ -366,9 +374,11 @@ class Bulk:
         So that a re-run does not count it among the records that may exist twice.
         """
         if ready.ticket:  # a key this run journaled; an earlier run's keeps its state
-            record = ready.record
+            record, resent = ready.record, ready.resent or None
             with contextlib.suppress(OSError):  # the stop was the journal's failure
-                self._journal.append(Entry(record.line, ready.key, record.digest, UNSENT))
+                self._journal.append(
+                    Entry(record.line, ready.key, record.digest, UNSENT, resent=resent)
+                )
 
     async def _send(self, ready: _Ready) -> None:
         """Send one record once its key is on disk; journal and print the outcome."""

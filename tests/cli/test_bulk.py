@@ -675,6 +675,38 @@ def test_a_record_that_may_exist_twice_is_listed_by_every_later_run(
     assert "line(s) 1\n" in fourth.stderr
 
 
+@POSIX_ONLY
+def test_a_resend_killed_before_its_answer_leaves_the_record_in_doubt(
+    plain: Server, tmp_path: Path
+) -> None:
+    source = pets_file(tmp_path / "pets.jsonl", 1)
+    journal = tmp_path / "pets.journal"
+    command = f"--max-retries 0 pets create --from-file {source} --journal {journal}"
+    plain.store.inject(Fault.error(503, operation="create"))
+    assert animalstore(command, plain.base_url).returncode == 1  # a 503: not created
+    # The resend is stored, its answer held back; the run is killed before it comes.
+    plain.store.inject(Fault.delay(30, operation="create"))
+    with (tmp_path / "stdout").open("wb") as stdout:
+        process = start(command, plain.base_url, stdout=stdout)
+    try:
+        wait_for(lambda: len(plain.store.pets) == 1, "the resend to be stored", timeout=TIMEOUT)
+        process.send_signal(signal.SIGKILL)
+        process.communicate(timeout=TIMEOUT)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.communicate()
+    assert last_states(journal)[1]["state"] == "started"  # in doubt, not "failed" (a 503)
+    plain.store.clear_faults()
+
+    third = animalstore(command, plain.base_url)
+
+    assert third.returncode == 0
+    assert third.by_line()[1]["resent"] is True
+    assert "may have created them twice: line(s) 1" in third.stderr
+    assert len(plain.store.pets) == 2
+
+
 def test_refused_records_are_final_and_failed_ones_are_resent(
     dedup: Server, tmp_path: Path
 ) -> None:
