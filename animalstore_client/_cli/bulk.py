@@ -716,17 +716,25 @@ def create_from_file(
     bulk = Bulk(client, opened, concurrency, sys.stdout, progress)
 
     async def run() -> int:
-        # Handled until the very end, the summary and the client's closing included: a
-        # signal that comes once the run is over has nothing to stop.
-        restore = _handle_signals(asyncio.get_running_loop(), bulk.interrupt)
-        try:
-            async with client:
-                return await bulk.run(records, stream)
-        finally:
-            restore()
+        async with client:
+            return await bulk.run(records, stream)
 
+    # Not asyncio.run: from Python 3.11 it handles SIGINT itself, by cancelling the run from
+    # outside, until the run's first step sets the handlers; set here, before the loop runs,
+    # they leave it nothing to handle. They last until the very end (the summary, the client's
+    # closing, the loop's own): a signal that comes once the run is over has nothing to stop.
+    loop = asyncio.new_event_loop()
+    restore = _handle_signals(loop, bulk.interrupt)
     with stream:
-        return asyncio.run(run())
+        try:
+            return loop.run_until_complete(run())
+        finally:
+            try:
+                loop.run_until_complete(loop.shutdown_asyncgens())
+                loop.run_until_complete(loop.shutdown_default_executor())
+            finally:
+                restore()
+                loop.close()
 
 
 def _check_journal(
