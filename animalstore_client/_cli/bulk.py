@@ -19,10 +19,15 @@ calls (``feed.Feed``), so memory does not grow with the input. Each record's lif
 
 Ctrl-C stops reading; the calls in flight finish (a second Ctrl-C cuts them short: they are
 then unknown), the keys journaled for records not sent are journaled as unsent, the journal
-is flushed, and the exit status is 130. A closed stdout stops the run the same way. So does a
-run of ``2 x concurrency`` records (10 at least) that got no answer, or an error answer that
-is not about the record: the service is down or refuses the key; the rest is left for a
-re-run.
+is flushed, and the exit status is 130. SIGTERM (``docker stop``, Kubernetes, systemd) and
+SIGHUP (the terminal closed) stop the run the same way, with 143 and 129; so does a closed
+stdout, with 141. So does a run of ``2 x concurrency`` records (10 at least) that got no
+answer, or an error answer that is not about the record: the service is down or refuses the
+key; the rest is left for a re-run.
+
+A record sent again that an earlier send may have created keeps that mark in the journal
+(``resent``), so that every later run lists it among those a service that does not
+deduplicate may hold twice.
 """
 
 from __future__ import annotations
@@ -30,6 +35,7 @@ from __future__ import annotations
 import asyncio
 import collections
 import contextlib
+import functools
 import logging
 import os
 import signal
@@ -55,6 +61,7 @@ from animalstore_client._cli.journal import (
     Journal,
     JournalError,
     NoJournal,
+    read_at,
 )
 from animalstore_client._cli.output import error_json, json_line, print_error
 from animalstore_client._cli.progress import Progress, Tally
@@ -68,9 +75,11 @@ from animalstore_client._cli.records import (
 from animalstore_client._cli.status import (
     EXIT_API_ERROR,
     EXIT_BROKEN_PIPE,
+    EXIT_HANGUP,
     EXIT_INTERRUPTED,
     EXIT_OK,
     EXIT_OUTPUT,
+    EXIT_TERMINATED,
     EXIT_UNREACHABLE,
     EXIT_USAGE,
 )
@@ -100,6 +109,16 @@ _MIN_GROUP = 32
 _FLUSH_SECONDS = 0.1
 #: Error answers about the record itself: a re-run would get the same, so none is sent.
 REFUSED_STATUSES = frozenset({400, 409, 413, 422})
+#: The signals that stop a run as Ctrl-C does: each one's exit status, and what the summary
+#: says.
+_STOPPED_BY: dict[int, tuple[int, str]] = {
+    signal.SIGINT: (EXIT_INTERRUPTED, "interrupted (Ctrl-C)"),
+    signal.SIGTERM: (EXIT_TERMINATED, "terminated (SIGTERM)"),
+}
+if hasattr(signal, "SIGHUP"):  # not on Windows
+    _STOPPED_BY[signal.SIGHUP] = (EXIT_HANGUP, "hung up (SIGHUP)")
+#: The exit statuses of a stop by a signal: they outrank any other reason to stop.
+_SIGNAL_STATUSES = frozenset(status for status, _ in _STOPPED_BY.values())
 
 
 @tolerant_repr
@@ -124,7 +143,8 @@ class _Ready:
     Attributes:
         record: the record.
         key: its idempotency key.
-        ticket: the journal's ticket for the entry that holds a new key (0: on disk already).
+        ticket: the journal's ticket for its ``started`` entry, on disk before the send (0:
+            none needed, the journal has it in doubt already).
         resent: whether an earlier run may have had it created: sent, and its answer lost (or
             not waited for), or a server error (5xx but 503) that may have come after.
     """
@@ -175,24 +195,21 @@ class Bulk:
         self._no_answer_in_a_row = 0
         self._give_up_after = max(10, 2 * concurrency)
         self._interrupts = 0
+        self._finished = False
         self._input: Feed | None = None
 
-    async def run(self, records: Iterator[Record | Invalid], stream: IO[bytes]) -> None:
-        """Create the records, ``concurrency`` at a time, until the input ends or a stop.
-
-        Ctrl-C (SIGINT) is handled here while the run lasts: see the module's docstring.
+    async def run(self, records: Iterator[Record | Invalid], stream: IO[bytes]) -> int:
+        """Create the records, ``concurrency`` at a time, until the input ends or a stop; finish.
 
         Args:
             records: the records, read and checked by ``records.read_records``.
             stream: the input they are read from.
+
+        Returns:
+            The exit status (``finish``).
         """
-        loop = asyncio.get_running_loop()
         self._input = Feed(records, stream, max(self._concurrency, _MIN_GROUP))
         self._workers = [asyncio.ensure_future(self._work()) for _ in range(self._concurrency)]
-        # Left ignored when it is (a background job's), as Python itself leaves it.
-        handle_sigint = signal.getsignal(signal.SIGINT) is not signal.SIG_IGN
-        if handle_sigint:
-            _on_sigint(loop, self._interrupt)
         try:
             # Every call started is seen to its end (or, after a second Ctrl-C, cut short),
             # so that each has its outcome journaled.
@@ -201,19 +218,21 @@ class Bulk:
                 if isinstance(outcome, Exception):  # a bug: not one to hide
                     raise outcome
         finally:
-            if handle_sigint:
-                _on_sigint(loop, None)
             while self._ready:  # keys journaled for records that a stop left unsent
                 self._not_sent(self._ready.popleft())
+            status = self.finish()
+        return status
 
     def finish(self) -> int:
         """Flush the journal, print the summary, and return the exit status.
 
         Returns:
-            130 after Ctrl-C; 2, 4 or 141 after a stop those say (input, journal, stdout);
+            130 after Ctrl-C, 143 after SIGTERM, 129 after SIGHUP; 2, 4 or 141 after a stop
+            those say (input, journal, stdout);
             otherwise 3 if any answer was lost, else 1 if any record was refused or failed,
             else 2 if any line was invalid, else 0.
         """
+        self._finished = True
         self._flush_stdout()
         journal = self._journal
         try:
@@ -274,6 +293,7 @@ class Bulk:
         """
         prepared: list[_Ready] = []
         fresh: list[Entry] = []
+        self.tally.read += len(group)
         for item in group:
             if isinstance(item, Invalid):
                 self.tally.invalid += 1
@@ -288,7 +308,9 @@ class Bulk:
                 continue
             prepared.append(ready)
             if ready.ticket:
-                fresh.append(Entry(item.line, ready.key, item.digest, STARTED))
+                fresh.append(
+                    Entry(item.line, ready.key, item.digest, STARTED, resent=ready.resent or None)
+                )
         ticket = 0
         if fresh:
             try:
@@ -305,7 +327,8 @@ class Bulk:
     def _prepare(self, record: Record) -> _Ready | None:
         """Return the record with its key, or ``None`` when an earlier run saw it through.
 
-        A new key is not journaled yet: its ``ticket`` is 1 until it is.
+        A key to journal as ``started`` before the send (a new one, or one an earlier run left
+        unsent or refused unprocessed) has ``ticket`` 1 until it is.
 
         Raises:
             JournalError: the journal's entry for this line is for another record.
@@ -320,16 +343,30 @@ class Bulk:
                 f"{self._journal.path!r} holds for line {record.line}: the journal was written "
                 "for another input, or the input changed since; nothing more is sent"
             )
-        if earlier.state == CREATED:
-            self.tally.created_earlier += 1
-            self._print(record.line, CREATED, key=earlier.key, pet=earlier.pet, earlier=True)
+        if earlier.state in (CREATED, REFUSED):
+            if earlier.state == CREATED:
+                self.tally.created_earlier += 1
+            else:
+                self.tally.refused_earlier += 1
+            if earlier.resent:
+                self.tally.resent_earlier.append(record.line)
+            self._print(
+                record.line,
+                earlier.state,
+                key=earlier.key,
+                pet=earlier.pet,
+                error=earlier.error,
+                resent=bool(earlier.resent),
+                earlier=True,
+            )
             return None
-        if earlier.state == REFUSED:
-            self.tally.refused_earlier += 1
-            self._print(record.line, REFUSED, key=earlier.key, error=earlier.error, earlier=True)
-            return None
-        # Its key is on disk already.
-        return _Ready(record, earlier.key, 0, resent=_maybe_created(earlier))
+        # Once it may have been created, it may be so twice.
+        resent = _maybe_created(earlier) or bool(earlier.resent)
+        # A record the journal shows as not sent (unsent, or refused unprocessed: a 503 ...) is
+        # journaled started again before it is sent: a run killed after the send must leave
+        # it in doubt, not as the journal had it. Its key is on disk already.
+        ticket = 0 if _maybe_created(earlier) else 1
+        return _Ready(record, earlier.key, ticket, resent=resent)
 
     def _not_sent(self, ready: _Ready) -> None:
         """Journal that a record given a key by this run is not sent after all (a stop).
@@ -337,9 +374,11 @@ class Bulk:
         So that a re-run does not count it among the records that may exist twice.
         """
         if ready.ticket:  # a key this run journaled; an earlier run's keeps its state
-            record = ready.record
+            record, resent = ready.record, ready.resent or None
             with contextlib.suppress(OSError):  # the stop was the journal's failure
-                self._journal.append(Entry(record.line, ready.key, record.digest, UNSENT))
+                self._journal.append(
+                    Entry(record.line, ready.key, record.digest, UNSENT, resent=resent)
+                )
 
     async def _send(self, ready: _Ready) -> None:
         """Send one record once its key is on disk; journal and print the outcome."""
@@ -396,7 +435,9 @@ class Bulk:
             tally.lost.append(record.line)
         # Written before it is printed: what stdout shows, the journal holds.
         try:
-            self._journal.append(Entry(record.line, key, record.digest, state, pet, shown))
+            self._journal.append(
+                Entry(record.line, key, record.digest, state, pet, shown, resent or None)
+            )
         except OSError as error:
             self._halt(f"cannot write the journal: {error.strerror or error}", EXIT_OUTPUT)
         self._print(record.line, state, key=key, pet=pet, error=shown, resent=resent)
@@ -472,18 +513,33 @@ class Bulk:
             message: why, for the summary.
             status: the exit status to end with; ``None`` for the one the outcomes give.
         """
-        if self.stop is None or status == EXIT_INTERRUPTED:
+        if self.stop is None or status in _SIGNAL_STATUSES:
             self.stop = _Stop(message, status)
         if self._input is not None:
             self._input.stop()
 
-    def _interrupt(self) -> None:
+    def interrupt(self, signum: int) -> None:
+        """Stop the run on a signal, as Ctrl-C does; cut the calls in flight short at a second.
+
+        After ``finish`` there is nothing left to stop: the signal is let go.
+
+        Args:
+            signum: the signal.
+        """
+        if self._finished:
+            return
         self._interrupts += 1
         if self._interrupts == 1:
-            self._halt("interrupted (Ctrl-C)", EXIT_INTERRUPTED)
+            status, what = _STOPPED_BY[signum]
+            self._halt(what, status)
+            what, again = (
+                ("interrupted", "Ctrl-C again")
+                if signum == signal.SIGINT
+                else (what, "another signal")
+            )
             self._progress.note(
-                "interrupted: waiting for the calls in flight to end; Ctrl-C again to stop "
-                "waiting (their records are then resent by a re-run)"
+                f"{what}: waiting for the calls in flight to end; {again} to stop waiting "
+                "(their records are then resent by a re-run)"
             )
             return
         for worker in self._workers:
@@ -498,11 +554,13 @@ def exit_status(tally: Tally, stopped: int | None) -> int:
         stopped: the status of what stopped the run early, if something did.
 
     Returns:
-        ``stopped`` if it is 130 (Ctrl-C), 2 (input or journal), 4 or 141 (stdout); else 3 if
-        an answer was lost, 1 if a record was refused or failed (now or earlier), 2 if a line
-        was invalid, 0 if every record was created.
+        ``stopped`` if it is 130 (Ctrl-C), 143 (SIGTERM), 129 (SIGHUP), 2 (input or journal),
+        4 or 141 (stdout); else 3 if an answer was lost, 1 if a record was refused or failed
+        (now or earlier), 2 if a line was invalid, 0 if every record was created.
     """
-    if stopped in (EXIT_INTERRUPTED, EXIT_USAGE, EXIT_OUTPUT, EXIT_BROKEN_PIPE):
+    if stopped is not None and (
+        stopped in _SIGNAL_STATUSES or stopped in (EXIT_USAGE, EXIT_OUTPUT, EXIT_BROKEN_PIPE)
+    ):
         return stopped
     if tally.unknown:
         return EXIT_UNREACHABLE
@@ -538,20 +596,31 @@ def _interrupted_error() -> dict[str, Any]:
     }
 
 
-def _on_sigint(loop: asyncio.AbstractEventLoop, handler: Any) -> None:
-    """Call ``handler`` in the loop on SIGINT, or restore the default with ``None``."""
-    try:
-        if handler is None:
-            loop.remove_signal_handler(signal.SIGINT)
-        else:
-            loop.add_signal_handler(signal.SIGINT, handler)
-    except NotImplementedError:  # Windows: from the signal handler, through the loop
-        signal.signal(
-            signal.SIGINT,
-            signal.default_int_handler
-            if handler is None
-            else lambda *_: loop.call_soon_threadsafe(handler),
-        )
+def _handle_signals(
+    loop: asyncio.AbstractEventLoop, handler: Callable[[int], None]
+) -> Callable[[], None]:
+    """Call ``handler(signum)`` in the loop on each signal of ``_STOPPED_BY``; return the undo.
+
+    A signal that is ignored is left so, as Python itself leaves it: a background job's
+    SIGINT, ``nohup``'s SIGHUP.
+    """
+    undo: list[Callable[[], object]] = []
+    for signum in _STOPPED_BY:
+        previous = signal.getsignal(signum)
+        if previous is signal.SIG_IGN:
+            continue
+        try:
+            loop.add_signal_handler(signum, handler, signum)
+            undo.append(functools.partial(loop.remove_signal_handler, signum))
+        except NotImplementedError:  # Windows: from the signal handler, through the loop
+            signal.signal(signum, lambda number, _: loop.call_soon_threadsafe(handler, number))
+            undo.append(functools.partial(signal.signal, signum, previous))
+
+    def restore() -> None:
+        for step in undo:
+            step()
+
+    return restore
 
 
 BULK_EPILOG = f"""\
@@ -572,17 +641,25 @@ BULK_EPILOG = f"""\
 --journal FILE:
   JSON lines: a header (the command and the API's address), then each record's line,
   key, content digest and state. A new key is on disk before its record is first sent.
-  Run the same command with the same journal again after a failure, Ctrl-C or kill -9:
-  records created or refused are not sent again; the others are sent with their first
-  keys, so a service that deduplicates by Idempotency-Key creates none twice. One that
-  does not may create twice only the records whose answer was lost: each run lists them.
-  A journal is refused for another API address or another input (line by line).
-  More: docs/command-line.md, "Creating every animal of a file".
+  Created readable by its owner only. Run the same command with the same journal again
+  after a failure, an outage, Ctrl-C, SIGTERM or kill -9: records created or refused are
+  not sent again; the others are sent with their first keys, so a service that
+  deduplicates by Idempotency-Key creates none twice. One that does not may create twice
+  only the records whose answer was lost (or that got a server error): each run lists
+  them. A journal is refused for another API address or another input (line by line).
+  Two records with the same idempotency_key are one too many: the later is invalid.
+
+checking a run:
+  the last line of each record in the journal (or its stdout line) is its outcome; the
+  summary on stderr counts them and lists the lines that may exist twice, with their keys
+  on stdout. The API cannot find an animal by key, nor list more than 100 animals: a
+  doubt about a listed line cannot be settled through it, only by a service that
+  deduplicates (run again) or by its operators.
 
 exit status: 0 every record created; 1 the API refused or failed some; 2 bad usage, a
   bad line (nothing else wrong), or a journal that does not belong; 3 an answer was lost
-  (run again with the journal); 4 stdout or the journal could not be written; 130 Ctrl-C
-  (the journal is consistent: run again to go on).
+  (run again with the journal); 4 stdout or the journal could not be written; 129
+  SIGHUP, 130 Ctrl-C, 143 SIGTERM (the journal is consistent: run again to go on).
 """
 
 
@@ -614,6 +691,7 @@ def create_from_file(
     try:
         format = format_of(source, given_format)
         stream = sys.stdin.buffer if source == "-" else open(source, "rb")  # noqa: SIM115
+        start = os.lseek(stream.fileno(), 0, os.SEEK_CUR) if is_file(stream) else None
     except InputError as error:
         return _refuse(str(error))
     except OSError as error:
@@ -632,19 +710,76 @@ def create_from_file(
         stream.close()
         what = f"the journal {journal!r}" if journal else repr(source)
         return _refuse(f"cannot use {what}: {error.strerror or error}")
+    try:
+        _check_journal(opened, stream, start, source)
+    except (JournalError, OSError) as error:
+        opened.close()
+        stream.close()
+        return _refuse(str(error))
     progress = Progress(sys.stderr, bar=sys.stderr.isatty(), fraction=_fraction_read(stream))
     bulk = Bulk(client, opened, concurrency, sys.stdout, progress)
 
-    async def run() -> None:
+    async def run() -> int:
         async with client:
-            await bulk.run(records, stream)
+            return await bulk.run(records, stream)
 
+    # Not asyncio.run: from Python 3.11 it handles SIGINT itself, by cancelling the run from
+    # outside, until the run's first step sets the handlers; set here, before the loop runs,
+    # they leave it nothing to handle. They last until the very end (the summary, the client's
+    # closing, the loop's own): a signal that comes once the run is over has nothing to stop.
+    loop = asyncio.new_event_loop()
+    restore = _handle_signals(loop, bulk.interrupt)
     with stream:
         try:
-            asyncio.run(run())
+            return loop.run_until_complete(run())
         finally:
-            status = bulk.finish()
-    return status
+            try:
+                loop.run_until_complete(loop.shutdown_asyncgens())
+                loop.run_until_complete(loop.shutdown_default_executor())
+            finally:
+                restore()
+                loop.close()
+
+
+def _check_journal(
+    journal: Journal | NoJournal, stream: IO[bytes], start: int | None, source: str
+) -> None:
+    """Refuse a journal that cannot be this input's; say so if others may read it.
+
+    Raises:
+        JournalError: the journal has an entry for a line the input (a file) does not have.
+        OSError: the input cannot be read.
+    """
+    if journal.path is None:
+        return
+    if start is not None and journal.last_line and not _has_line(stream, start, journal.last_line):
+        raise JournalError(
+            f"the journal {journal.path!r} has an entry for line {journal.last_line:,}, which "
+            f"{source!r} does not have: it was written for another input; give another --journal"
+        )
+    if os.name == "posix" and journal.mode & 0o077:
+        print(
+            f"notice: the journal {journal.path!r} can be read by other users (mode "
+            f"{journal.mode:04o}) and holds names, keys and error messages: "
+            f"chmod 600 {journal.path!r}",
+            file=sys.stderr,
+            flush=True,
+        )
+
+
+def _has_line(stream: IO[bytes], start: int, line: int) -> bool:
+    """Whether the file read from ``start`` has a line ``line`` (from 1): it is read up to it."""
+    fd = stream.fileno()
+    seen, offset, last = 0, start, b"\n"
+    while seen < line:
+        chunk = read_at(fd, 1 << 20, offset)
+        if not chunk:
+            # A last line without its line end counts too.
+            return seen + (last != b"\n") >= line
+        seen += chunk.count(b"\n")
+        offset += len(chunk)
+        last = chunk[-1:]
+    return True
 
 
 def _refuse(message: str, status: int = EXIT_USAGE) -> int:
@@ -657,6 +792,6 @@ def _fraction_read(stream: IO[bytes]) -> Callable[[], float | None]:
     size = os.fstat(stream.fileno()).st_size if is_file(stream) else 0
     if not size:
         return lambda: None
-    fd = stream.fileno()
-    # The file descriptor's offset: what the reader thread has read, give or take a buffer.
-    return lambda: min(os.lseek(fd, 0, os.SEEK_CUR) / size, 1.0)
+    # What the records read so far took, not the descriptor's offset, which is a buffer ahead
+    # (a file is read in the loop: nothing else moves the stream meanwhile).
+    return lambda: min(stream.tell() / size, 1.0)

@@ -7,6 +7,11 @@ then ``created``, ``refused``, ``failed`` or ``unknown``, or ``unsent`` when the
 before sending it after all. Every entry is whole on its own, so a record's state is its last
 entry.
 
+The file is created readable and writable by its owner alone (0600): it holds names, keys and
+error messages. Entries are read back with ``os.pread``, never through a buffered reader on the
+descriptor the entries are appended to: a seek inside such a reader's buffer does not move the
+descriptor, which each append moves to the end, so its next refill would read from there.
+
 Durability: entries are written with one ``write`` each, so a killed process loses none it
 wrote; ``durable()`` flushes them to the disk (``fdatasync``), one flush for every entry
 written before it (group commit), which is what a key needs before its first send. Only a
@@ -38,6 +43,7 @@ __all__ = [
     "Journal",
     "JournalError",
     "NoJournal",
+    "read_at",
 ]
 
 _KIND = "animalstore pets create --from-file"
@@ -48,6 +54,10 @@ CREATED, REFUSED, FAILED, UNKNOWN = "created", "refused", "failed", "unknown"
 STATES = (STARTED, UNSENT, CREATED, REFUSED, FAILED, UNKNOWN)
 #: The states after which a re-run sends nothing for the record.
 FINAL_STATES = frozenset({CREATED, REFUSED})
+#: The largest line number an entry may have: the index keeps each one as an int64.
+_MAX_LINE = (1 << 63) - 1
+#: The bytes read at a time when an entry is read back: most entries are shorter.
+_CHUNK = 4096
 
 
 class JournalError(Exception):
@@ -74,6 +84,27 @@ class Header:
         return {"journal": _KIND, "version": _VERSION, **attrs.asdict(self)}
 
 
+def _line_number(instance: object, attribute: attrs.Attribute[Any], value: object) -> None:
+    # A bool is an int to Python, not a line number; nor is one the index cannot hold.
+    if not (isinstance(value, int) and not isinstance(value, bool) and 1 <= value <= _MAX_LINE):
+        raise ValueError(f"its line must be a line number (1 or more), got {_shown(value)}")
+
+
+def _text(instance: object, attribute: attrs.Attribute[Any], value: object) -> None:
+    if not isinstance(value, str):
+        raise ValueError(f"its {attribute.name} must be a string, got {_shown(value)}")
+
+
+def _state(instance: object, attribute: attrs.Attribute[Any], value: object) -> None:
+    if value not in STATES:
+        raise ValueError(f"its state must be one of {', '.join(STATES)}, got {_shown(value)}")
+
+
+def _optional_true(instance: object, attribute: attrs.Attribute[Any], value: object) -> None:
+    if value is not None and value is not True:  # 1 == True, but 1 is no flag
+        raise ValueError(f"its {attribute.name} must be true or absent, got {_shown(value)}")
+
+
 def _optional_object(instance: object, attribute: attrs.Attribute[Any], value: object) -> None:
     if value is not None and not isinstance(value, dict):
         raise TypeError(f"{attribute.name} must be an object or absent")
@@ -91,14 +122,18 @@ class Entry:
         state: one of ``STATES``.
         pet: the created animal's wire JSON (``created``).
         error: the Error JSON of the failure (``refused``, ``failed``, ``unknown``).
+        resent: ``True`` on the outcome of a record sent again that an earlier send may have
+            created (its answer lost, or a server error): it may exist twice, whatever comes
+            after; ``None`` otherwise (left out of the line).
     """
 
-    line: int = attrs.field(validator=attrs.validators.instance_of(int))
-    key: str = attrs.field(validator=attrs.validators.instance_of(str))
-    digest: str = attrs.field(validator=attrs.validators.instance_of(str))
-    state: str = attrs.field(validator=attrs.validators.in_(STATES))
+    line: int = attrs.field(validator=_line_number)
+    key: str = attrs.field(validator=_text)
+    digest: str = attrs.field(validator=_text)
+    state: str = attrs.field(validator=_state)
     pet: dict[str, Any] | None = attrs.field(default=None, validator=_optional_object)
     error: dict[str, Any] | None = attrs.field(default=None, validator=_optional_object)
+    resent: bool | None = attrs.field(default=None, validator=_optional_true)
 
     def to_json(self) -> dict[str, Any]:
         """Return the entry's JSON object, absent fields left out."""
@@ -116,13 +151,10 @@ class Journal:
         fsyncs: how many flushes to disk this run made.
     """
 
-    def __init__(
-        self, path: str, fd: int, reader: IO[bytes], lines: array[int], offsets: array[int]
-    ) -> None:
+    def __init__(self, path: str, fd: int, lines: array[int], offsets: array[int]) -> None:
         self.path = path
         self.fsyncs = 0
         self._fd = fd
-        self._reader = reader
         # Sorted line numbers, and the offset of each one's last entry: the whole index.
         self._lines = lines
         self._offsets = offsets
@@ -135,6 +167,16 @@ class Journal:
     def entries(self) -> int:
         """How many entries this run wrote."""
         return self._written
+
+    @property
+    def last_line(self) -> int:
+        """The largest line number an earlier run journaled (0: none)."""
+        return self._lines[-1] if self._lines else 0
+
+    @property
+    def mode(self) -> int:
+        """The file's permission bits (``0o600`` for a journal this command created)."""
+        return stat.S_IMODE(os.fstat(self._fd).st_mode)
 
     @classmethod
     def open(cls, path: str, header: Header) -> Journal:
@@ -155,28 +197,26 @@ class Journal:
                 in use by another run.
             OSError: the file cannot be opened, read or written.
         """
-        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_APPEND, 0o644)
+        # The owner's alone: the entries hold names, keys and error messages.
+        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_APPEND, 0o600)
         try:
             if not stat.S_ISREG(os.fstat(fd).st_mode):
                 # /dev/stdout, a pipe ...: neither read back nor flushed to a disk.
                 raise JournalError(f"the journal {path!r} is not a regular file")
             _lock(fd, path)
-            reader = open(fd, "rb", closefd=False)  # noqa: SIM115 (closed by close())
-            try:
+            # Read once, before anything is appended; entries are read back with pread.
+            with open(fd, "rb", closefd=False) as reader:
                 lines, offsets, end = _read_index(reader, path, header)
-                if end < os.fstat(fd).st_size:
-                    os.ftruncate(fd, end)  # the torn last line
-                if end == 0:
-                    _write_all(fd, _encode(header.to_json()))
-                    os.fsync(fd)
-                    _sync_directory(path)
-            except BaseException:
-                reader.close()
-                raise
+            if end < os.fstat(fd).st_size:
+                os.ftruncate(fd, end)  # the torn last line
+            if end == 0:
+                _write_all(fd, _encode(header.to_json()))
+                os.fsync(fd)
+                _sync_directory(path)
         except BaseException:
             os.close(fd)
             raise
-        return cls(path, fd, reader, lines, offsets)
+        return cls(path, fd, lines, offsets)
 
     def entry(self, line: int) -> Entry | None:
         """Return the last entry an earlier run wrote for ``line``, or ``None``.
@@ -187,8 +227,19 @@ class Journal:
         index = bisect.bisect_left(self._lines, line)
         if index == len(self._lines) or self._lines[index] != line:
             return None
-        self._reader.seek(self._offsets[index])
-        return _entry(self._reader.readline(), self.path, None)
+        return _entry(self._read_line(self._offsets[index]), self.path, None)
+
+    def _read_line(self, offset: int) -> bytes:
+        """Return the line of the file that starts at ``offset``, with its line end."""
+        chunks = []
+        while chunk := read_at(self._fd, _CHUNK, offset):
+            end = chunk.find(b"\n")
+            if end >= 0:
+                chunks.append(chunk[: end + 1])
+                break
+            chunks.append(chunk)
+            offset += len(chunk)
+        return b"".join(chunks)
 
     def append(self, *entries: Entry) -> int:
         """Write ``entries`` at the end of the file, in one write (not yet flushed to disk).
@@ -261,7 +312,6 @@ class Journal:
                 self.fsyncs += 1
                 self._synced = self._written
         finally:
-            self._reader.close()
             os.close(self._fd)
 
 
@@ -271,6 +321,8 @@ class NoJournal:
     path = None
     fsyncs = 0
     entries = 0
+
+    last_line = 0
 
     def entry(self, line: int) -> Entry | None:
         """Return ``None``: no earlier run is known."""
@@ -293,6 +345,15 @@ class NoJournal:
 def _encode(value: dict[str, Any]) -> bytes:
     # ASCII: a name with a lone surrogate (which an answer may hold) still writes.
     return json.dumps(value, separators=(",", ":")).encode("ascii") + b"\n"
+
+
+def read_at(fd: int, size: int, offset: int) -> bytes:
+    """Read up to ``size`` bytes of the file ``fd`` at ``offset``, whatever its position."""
+    if hasattr(os, "pread"):
+        return os.pread(fd, size, offset)
+    # Windows has no pread; nothing reads this descriptor in another thread.
+    os.lseek(fd, offset, os.SEEK_SET)
+    return os.read(fd, size)
 
 
 def _write_all(fd: int, data: bytes) -> None:
@@ -374,9 +435,17 @@ def _check_header(raw: bytes, path: str, header: Header) -> None:
 def _entry(raw: bytes, path: str, number: int | None) -> Entry:
     try:
         return Entry(**json.loads(raw))
-    except (ValueError, TypeError) as error:
+    except (ValueError, TypeError, RecursionError) as error:
         where = f"line {number}" if number is not None else "an entry"
-        raise JournalError(f"{where} of the journal {path!r} cannot be read: {error}") from None
+        raise JournalError(
+            f"{where} of the journal {path!r} cannot be read: {error}; it was left as it is"
+        ) from None
+
+
+def _shown(value: object) -> str:
+    # A huge integer's repr would fill the line (and past 4,300 digits raise ValueError).
+    text = repr(value) if not isinstance(value, int) or abs(value) < 10**40 else "a huge integer"
+    return text if len(text) <= 40 else text[:37] + "..."
 
 
 def _index(lines: array[int], offsets: array[int], line: int, offset: int) -> None:

@@ -171,15 +171,24 @@ def _csv(pets: list[sdk.Pet], *, terminal: bool) -> str:
     not printable is escaped, as in the table.
     """
     keep = str.isprintable if terminal else _utf8_encodable
-    buffer = io.StringIO()
-    writer = csv.writer(buffer, lineterminator="\n")
-    writer.writerow(_CSV_COLUMNS)
+    rows = [_CSV_COLUMNS]
     for pet in pets:
         status = "" if pet.status is None else str(pet.status)
-        cells = (pet.name, status)
-        name, status = (_printable(cell, _python_escape, keep=keep) for cell in cells)
-        writer.writerow((pet.id, name, pet.category_id, status))
-    return buffer.getvalue().removesuffix("\n")
+        name, status = (_printable(cell, _python_escape, keep=keep) for cell in (pet.name, status))
+        rows.append((str(pet.id), name, str(pet.category_id), status))
+    return "\n".join(_csv_row(row) for row in rows)
+
+
+def _csv_row(cells: tuple[str, ...]) -> str:
+    r"""Return one CSV row, without its line end, a cell with ``\r`` or ``\n`` in quotes.
+
+    Python 3.10 to 3.12 quote a cell only for the characters of the writer's line end: with
+    ``\n`` a bare ``\r`` would go unquoted, and a reader would see a row end inside the cell.
+    Written with ``\r\n``, both are quoted; that line end is then cut off.
+    """
+    buffer = io.StringIO()
+    csv.writer(buffer, lineterminator="\r\n").writerow(cells)
+    return buffer.getvalue().removesuffix("\r\n")
 
 
 def _width(text: str) -> int:

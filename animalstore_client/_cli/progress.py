@@ -1,12 +1,14 @@
 """What ``pets create --from-file`` counts, and shows on stderr: a progress bar and a summary.
 
 The bar is drawn only on a terminal, at most ten times a second, on one line that the summary
-replaces; the summary line is always written, and after it the lines of the records that a
+replaces; it is full only once every record read is done and the input is read to its end.
+The summary line is always written, and after it the lines of the records that a
 service which does not deduplicate by ``Idempotency-Key`` may have created twice.
 """
 
 from __future__ import annotations
 
+import contextlib
 import shutil
 import time
 from array import array
@@ -38,9 +40,12 @@ class Tally:
         invalid: lines that are not valid records: never sent.
         created_earlier: records a journaled earlier run created: not sent again.
         refused_earlier: records a journaled earlier run saw refused: not sent again.
+        read: records and invalid lines read from the input so far, done or not.
         lost: the lines of the records whose answer this run lost.
         resent: the lines of the records this run sent again that an earlier run may have
             created (its answer lost, or a server error).
+        resent_earlier: the lines of the records an earlier run saw through after such a
+            resend (created or refused): they too may exist twice.
     """
 
     created: int = 0
@@ -50,8 +55,10 @@ class Tally:
     invalid: int = 0
     created_earlier: int = 0
     refused_earlier: int = 0
+    read: int = 0
     lost: array[int] = attrs.field(factory=lambda: array("q"))
     resent: array[int] = attrs.field(factory=lambda: array("q"))
+    resent_earlier: array[int] = attrs.field(factory=lambda: array("q"))
 
     @property
     def sent(self) -> int:
@@ -76,7 +83,8 @@ class Progress:
         stream: where to draw: stderr.
         bar: whether to draw the bar (``stream`` is a terminal).
         fraction: returns how much of the input has been read, 0 to 1, or ``None`` when that
-            cannot be known (a pipe); used for the time left.
+            cannot be known (a pipe); with the share of the records read that are done, it
+            gives how far the bar is and the time left.
     """
 
     def __init__(self, stream: TextIO, *, bar: bool, fraction: Callable[[], float | None]) -> None:
@@ -96,14 +104,12 @@ class Progress:
             return
         self._drawn_at = now
         width = shutil.get_terminal_size().columns
-        self._stream.write("\r" + self.bar_line(tally, now)[: max(width - 1, 0)] + "\x1b[K")
-        self._stream.flush()
+        self._write("\r" + self.bar_line(tally, now)[: max(width - 1, 0)] + "\x1b[K")
         self._drawn = True
 
     def note(self, message: str) -> None:
         """Write ``message`` on a line of its own, above the bar."""
-        self._stream.write(("\r\x1b[K" if self._drawn else "") + message + "\n")
-        self._stream.flush()
+        self._write(("\r\x1b[K" if self._drawn else "") + message + "\n")
         self._drawn = False
         self._drawn_at = 0.0  # the bar comes back at the next update
 
@@ -122,7 +128,9 @@ class Progress:
         if fraction is None:
             bar, left = "", ""
         else:
-            filled = round(fraction * _BAR_WIDTH)
+            # Read is not done: the records read ahead of the calls are not there yet.
+            fraction = fraction * tally.done / tally.read if tally.read else 0.0
+            filled = int(fraction * _BAR_WIDTH)  # full only when all is done
             bar = "[" + "#" * filled + "." * (_BAR_WIDTH - filled) + "] "
             left = "  " + (
                 _duration(elapsed * (1 - fraction) / fraction) + " left" if fraction else "? left"
@@ -138,12 +146,16 @@ class Progress:
             journal: the journal's path, or ``None`` without ``--journal``.
             stopped: why the run stopped before the end of the input, if it did.
         """
-        if self._drawn:
-            self._stream.write("\r\x1b[K")
         elapsed = time.monotonic() - self._started
-        for line in self.summary(tally, elapsed=elapsed, journal=journal, stopped=stopped):
-            self._stream.write(line + "\n")
-        self._stream.flush()
+        lines = self.summary(tally, elapsed=elapsed, journal=journal, stopped=stopped)
+        self._write(("\r\x1b[K" if self._drawn else "") + "".join(line + "\n" for line in lines))
+
+    def _write(self, text: str) -> None:
+        # A stderr that cannot be written (the terminal hung up) has no one to tell; the
+        # journal and the exit status still say what happened.
+        with contextlib.suppress(OSError):
+            self._stream.write(text)
+            self._stream.flush()
 
     @staticmethod
     def summary(
@@ -194,6 +206,12 @@ class Progress:
                 "(its answer lost, or a server error), with their first keys: a service that "
                 "does not deduplicate by Idempotency-Key may have created them twice: line(s) "
                 f"{_numbers(tally.resent)}"
+            )
+        if tally.resent_earlier:
+            lines.append(
+                f"{len(tally.resent_earlier):,} record(s) seen through by an earlier run were "
+                "resent then, and may exist twice too: line(s) "
+                f"{_numbers(tally.resent_earlier)}"
             )
         return lines
 

@@ -4,8 +4,9 @@ A JSONL file holds one JSON object per line; a CSV file a header, then one row p
 Either names the fields as the wire format does (``categoryId``) or as the SDK does
 (``category_id``), plus an optional ``idempotency_key``. Each record is checked by the SDK's
 own rules (``NewPet.from_dict``, then what ``create_pet`` checks on top) before anything is
-sent; one that fails is an ``Invalid`` naming its line, and the reading goes on. Only a CSV
-header that no row could satisfy stops the reading, before the first record.
+sent; one that fails is an ``Invalid`` naming its line, and the reading goes on. A record whose
+own key an earlier record already has is an ``Invalid`` too, naming both lines: one key is one
+create. Only a CSV header that no row could satisfy stops the reading, before the first record.
 """
 
 from __future__ import annotations
@@ -121,6 +122,7 @@ def read_records(stream: IO[bytes], format: str) -> Iterator[Record | Invalid]:
     """Read the records of ``stream`` one at a time, each checked, in the order of the input.
 
     Blank lines are skipped. The input is UTF-8 (a byte order mark at its start is skipped).
+    Each record's own ``idempotency_key`` is remembered (with its line) while the input is read.
 
     Args:
         stream: the input, opened in binary mode.
@@ -137,8 +139,28 @@ def read_records(stream: IO[bytes], format: str) -> Iterator[Record | Invalid]:
     """
     lines = _Lines(stream)
     if format == "csv":
-        return _csv_records(lines, _csv_header(lines))
-    return _jsonl_records(lines)
+        return _one_record_per_key(_csv_records(lines, _csv_header(lines)))
+    return _one_record_per_key(_jsonl_records(lines))
+
+
+def _one_record_per_key(records: Iterator[Record | Invalid]) -> Iterator[Record | Invalid]:
+    """Make a record whose own key an earlier one has an ``Invalid``, naming both lines.
+
+    Sent, it would be the earlier record again to a service that deduplicates by key (which
+    answers with that record's animal), and a second animal to one that does not: neither is
+    what a second line asks for, whatever its content.
+    """
+    first_line: dict[str, int] = {}
+    for record in records:
+        key = record.idempotency_key if isinstance(record, Record) else None
+        if key is not None and (first := first_line.setdefault(key, record.line)) != record.line:
+            yield Invalid(
+                record.line,
+                f"the idempotency_key {_shown(key)} is line {first}'s already: each record "
+                f"needs a key of its own (line {first} is sent with it, line {record.line} is not)",
+            )
+        else:
+            yield record
 
 
 class _Lines:

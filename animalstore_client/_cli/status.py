@@ -7,10 +7,12 @@ from animalstore_client._core.exceptions import APIConnectionError, APIError
 __all__ = [
     "EXIT_API_ERROR",
     "EXIT_BROKEN_PIPE",
+    "EXIT_HANGUP",
     "EXIT_INTERRUPTED",
     "EXIT_OK",
     "EXIT_OUTPUT",
     "EXIT_STATUSES",
+    "EXIT_TERMINATED",
     "EXIT_UNREACHABLE",
     "EXIT_USAGE",
 ]
@@ -20,7 +22,9 @@ EXIT_API_ERROR = 1
 EXIT_USAGE = 2
 EXIT_UNREACHABLE = 3
 EXIT_OUTPUT = 4  # the result could not be written to stdout (a full disk, a closed stdout)
+EXIT_HANGUP = 129  # the shell's code for a process ended by SIGHUP (the terminal closed)
 EXIT_INTERRUPTED = 130  # the shell's code for a process ended by SIGINT
+EXIT_TERMINATED = 143  # the shell's code for a process ended by SIGTERM (docker stop ...)
 EXIT_BROKEN_PIPE = 141  # the shell's code for a process ended by SIGPIPE
 
 #: The one place that maps a failure to an exit status; first match wins.

@@ -961,6 +961,38 @@ def test_json_on_a_terminal_escapes_controls_bidi_and_surrogates(
     assert decoded_names(text, output) == HOSTILE_NAMES
 
 
+@POSIX_ONLY
+def test_csv_on_a_terminal_escapes_controls_bidi_and_surrogates(hostile_api: str) -> None:
+    import pty
+
+    leader, follower = pty.openpty()
+    try:
+        process = subprocess.Popen(
+            [*DEFAULT_LAUNCHER, "-o", "csv", "pets", "list"],
+            stdout=follower,
+            stderr=subprocess.PIPE,
+            env=environment(hostile_api, KEY),
+        )
+        os.close(follower)
+        _, stderr = process.communicate(timeout=TIMEOUT)
+        printed = read_all(leader)
+    finally:
+        os.close(leader)
+    assert (process.returncode, stderr) == (0, b"")
+    text = printed.decode("utf-8").replace("\r\n", "\n")  # strict: nothing unencodable
+    for char in RAW_CONTROLS:
+        assert char not in text, f"U+{ord(char):04X} printed raw"
+    # Escaped the table's way, as the docs say.
+    names = [row.split(",")[1] for row in text.splitlines()[1:]]
+    assert names == [
+        "a\\ud800b",
+        "x\\x9b31my",
+        "\\u202eevil\\u202c",
+        "\\u202a\\u202b\\u202d\\u2066\\u2067\\u2068\\u2069\\u200e\\u200f\\u061c",
+        "Café 🐈",
+    ]
+
+
 # -- the deadline and retry lines ---------------------------------------------------------
 
 

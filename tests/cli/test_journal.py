@@ -219,3 +219,71 @@ def test_one_run_at_a_time(tmp_path: Path) -> None:
 def test_a_device_is_no_journal() -> None:
     with pytest.raises(JournalError, match="is not a regular file"):
         Journal.open("/dev/null", HEADER)
+
+
+def test_entries_read_back_between_appends_are_the_ones_written(tmp_path: Path) -> None:
+    # A resumed run reads a line's entry, appends, reads the next: a buffered reader on the
+    # appending descriptor would read the later entries from where the appends left it.
+    path = str(tmp_path / "j")
+    journal = Journal.open(path, HEADER)
+    written = [
+        Entry(line, f"key-{line}", "d" * 16, "failed", error={"m": "x" * line})
+        for line in range(1, 201)
+    ]
+    for entry in written:
+        journal.append(entry)
+    journal.close()
+
+    reopened = Journal.open(path, HEADER)
+    try:
+        for entry in written:
+            assert reopened.entry(entry.line) == entry
+            reopened.append(Entry(entry.line, entry.key, entry.digest, "created", pet={"id": 1}))
+    finally:
+        reopened.close()
+
+
+def test_a_journal_is_created_readable_by_its_owner_only(tmp_path: Path) -> None:
+    umask = os.umask(0)  # even with nothing masked
+    try:
+        Journal.open(str(tmp_path / "j"), HEADER).close()
+    finally:
+        os.umask(umask)
+    if sys.platform != "win32":
+        assert (tmp_path / "j").stat().st_mode & 0o777 == 0o600
+
+
+@pytest.mark.parametrize(
+    ("fields", "problem"),
+    [
+        ({"line": True}, "its line must be a line number (1 or more), got True"),
+        ({"line": -5}, "its line must be a line number (1 or more), got -5"),
+        ({"line": 0}, "its line must be a line number (1 or more), got 0"),
+        ({"line": 10**30}, "its line must be a line number (1 or more), got 10000000000"),
+        ({"line": 1 << 63}, "its line must be a line number (1 or more), got 9223372036"),
+        ({"line": 10**100}, "its line must be a line number (1 or more), got a huge integer"),
+        ({"line": 2.0}, "its line must be a line number (1 or more), got 2.0"),
+        ({"line": "2"}, "its line must be a line number (1 or more), got '2'"),
+        ({"state": "done"}, "its state must be one of started, unsent, created, refused, failed"),
+        ({"state": None}, "its state must be one of started, unsent, created, refused, failed"),
+        ({"key": 7}, "its key must be a string, got 7"),
+        ({"pet": [1]}, "pet must be an object or absent"),
+    ],
+)
+def test_an_entry_that_cannot_be_this_inputs_is_refused_in_one_line(
+    tmp_path: Path, fields: dict[str, object], problem: str
+) -> None:
+    path = tmp_path / "j"
+    journal = Journal.open(str(path), HEADER)
+    journal.append(started(1))
+    journal.close()
+    entry = {**started(2).to_json(), **fields}
+    content = path.read_bytes() + json.dumps(entry).encode() + b"\n"
+    path.write_bytes(content)
+    with pytest.raises(JournalError) as raised:
+        Journal.open(str(path), HEADER)
+    message = str(raised.value)
+    assert message.startswith(f"line 3 of the journal {str(path)!r} cannot be read: {problem}")
+    assert "\n" not in message
+    assert len(message) < 300
+    assert path.read_bytes() == content
