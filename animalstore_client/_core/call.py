@@ -16,6 +16,7 @@ from __future__ import annotations
 import json
 import logging
 import time
+import weakref
 from typing import Generic, TypeVar
 
 from animalstore_client._core.config import ClientOptions
@@ -24,6 +25,7 @@ from animalstore_client._core.logging import logger
 from animalstore_client._core.operations import Operation
 from animalstore_client._core.response import (
     APIResponse,
+    Scrub,
     connection_error,
     parse_body,
     status_error,
@@ -125,7 +127,9 @@ class Call(Generic[T]):
         self._base_url = options.base_url
         self._key = options.api_key
         self._max_retries = options.max_retries
-        self._raw = raw
+        # For a raw response, what redacts the key when it parses, perhaps after its client
+        # is gone: it must not keep the key alive (``_redactor``).
+        self._raw = _redactor(options) if raw else None
         self._pause = Pause() if pause is None else pause
         self._last: Answer | SendFailure | None = None
         self._started = 0.0
@@ -217,8 +221,8 @@ class Call(Generic[T]):
                 # A success is never retried: the common path skips the retry policy.
                 result_type = self._operation.result_type
                 self.result = (
-                    APIResponse(outcome, result_type, self.retries)
-                    if self._raw
+                    APIResponse(outcome, result_type, self.retries, self._raw)
+                    if self._raw is not None
                     else parse_body(outcome, result_type, self._scrub)
                 )
                 return None
@@ -270,3 +274,20 @@ class Call(Generic[T]):
             (time.perf_counter() - self._started) * 1000,
             self.retries,
         )
+
+
+def _redactor(options: ClientOptions) -> Scrub:
+    """Return what redacts the key of ``options`` from a message, holding them weakly.
+
+    A raw response parses when asked, perhaps after its client is closed and dropped; a strong
+    reference would keep the key in memory as long as the response lives. Once the options
+    are gone the message is left as it is: only the body the server sent can then quote a key,
+    and the response holds that body anyway.
+    """
+    held = weakref.ref(options)
+
+    def scrub(text: str) -> str:
+        alive = held()
+        return text if alive is None else redacted(text, alive.api_key)
+
+    return scrub

@@ -83,6 +83,7 @@ class APIResponse(Generic[T]):
         answer: the backend's answer.
         result_type: the type ``parse()`` structures the body into (``Pet``, ``list[Pet]``).
         retries_taken: how many retries it took to get this response.
+        scrub: redacts the client's key from the message of a body that does not parse.
 
     Attributes:
         status_code: the HTTP status code.
@@ -90,10 +91,21 @@ class APIResponse(Generic[T]):
         retries_taken: how many retries it took to get this response.
     """
 
-    __slots__ = ("_answer", "_parsed", "_result_type", "content", "retries_taken", "status_code")
+    __slots__ = (
+        "_answer",
+        "_parsed",
+        "_result_type",
+        "_scrub",
+        "content",
+        "retries_taken",
+        "status_code",
+    )
 
-    def __init__(self, answer: Answer, result_type: Any, retries_taken: int) -> None:
+    def __init__(
+        self, answer: Answer, result_type: Any, retries_taken: int, scrub: Scrub | None = None
+    ) -> None:
         self._answer = answer
+        self._scrub = scrub
         self.status_code: int = answer.status_code
         self.content: bytes = answer.content
         self.retries_taken: int = retries_taken
@@ -144,7 +156,7 @@ class APIResponse(Generic[T]):
                 message names the bad field.
         """
         if self._parsed is _UNPARSED:
-            self._parsed = parse_body(self._answer, self._result_type)
+            self._parsed = parse_body(self._answer, self._result_type, self._scrub)
         return self._parsed  # type: ignore[return-value]
 
     def __reduce__(self) -> tuple[object, ...]:

@@ -480,7 +480,7 @@ class BodyReader:
         view: returns the request as an exception may keep it.
     """
 
-    __slots__ = ("_body", "_decoder", "_feed", "plain", "refusal", "signals")
+    __slots__ = ("_body", "_decoder", "_feed", "_travelled", "plain", "refusal", "signals")
 
     def __init__(
         self,
@@ -529,6 +529,7 @@ class BodyReader:
             else:
                 self.refusal = SendFailure(Failure.FATAL, reason, timeout=False, view=view())
         self._feed = self._body.keep if self._decoder is None else self._decoder.feed
+        self._travelled = 0
 
     def add(self, chunk: bytes) -> SendFailure | None:
         """Take the next piece of the body as it travelled; return why reading must stop, if so.
@@ -541,7 +542,13 @@ class BodyReader:
             return stopped.failure
         except DecodeError as exc:
             return self._undecodable(exc)
-        return None
+        if self._decoder is None:
+            return None
+        # A coded piece may decode to nothing (an empty gzip member, a deflate flush block):
+        # the cap and the deadline hold for what travelled too, or an endless run of them
+        # would be read forever.
+        self._travelled += len(chunk)
+        return self._body.check(max(self._body.size, self._travelled))
 
     def done(self) -> SendFailure | None:
         """Return why the body, read to its end, is refused (cut short inside a coding), if so."""

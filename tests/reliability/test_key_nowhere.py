@@ -394,3 +394,18 @@ def test_a_server_that_echoes_the_key_gets_it_redacted_in_the_sdks_errors(
     assert failed.value.message == f"<html>proxy: upstream refused {REDACTED}</html>"
     shown = [text for error in errors for text in (str(error), repr(error), repr(error.args))]
     assert [text for text in shown if key in text] == []
+
+
+def test_a_raw_response_whose_body_echoes_the_key_parses_to_a_redacted_error(
+    server: FaultServer, make_client: Callable[..., Api], secret: Secret
+) -> None:
+    key = secret.key()
+    server.script(Reply(200, json={"id": key, "name": "Rex", "categoryId": 3}))
+    api = make_client(server, api_key=key, max_retries=0)
+    raw = api.raw.call("get_pet", 1)
+
+    with pytest.raises(APIResponseValidationError) as invalid:
+        raw.parse()
+
+    assert str(invalid.value).endswith(f"expected an integer, got str '{REDACTED}'")
+    assert key not in repr(invalid.value.args)

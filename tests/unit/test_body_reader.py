@@ -114,3 +114,30 @@ def encode(encoding: bytes | None, data: bytes) -> bytes:
     if encoding == b"br, deflate":
         return zlib.compress(brotli.compress(data))
     return data
+
+
+def empty_gzip_members(count: int) -> list[bytes]:
+    return [gzip.compress(b"")] * count
+
+
+def test_coded_pieces_that_decode_to_nothing_stop_at_the_deadline() -> None:
+    # An endless run of empty gzip members decodes to nothing: the deadline holds all the same.
+    request = Request("GET", f"{BASE_URL}/pets", None, {}, None, {}, None, 1.0, 0.0)
+    headers = [(b"Content-Encoding", b"gzip")]
+    expired = BodyReader(request, headers, lambda: RequestView("GET", BASE_URL, [], {}))
+
+    stop = expired.add(gzip.compress(b""))
+
+    assert stop is not None
+    assert (stop.timeout, stop.detail) == (True, "deadline=1 s passed before the call was done")
+
+
+def test_coded_pieces_that_decode_to_nothing_stop_past_the_cap() -> None:
+    capped = reader((b"Content-Encoding", b"gzip"), cap=1000)
+    member = gzip.compress(b"")
+    stops = [capped.add(piece) for piece in empty_gzip_members(1000 // len(member) + 1)]
+
+    assert stops[:-1] == [None] * (len(stops) - 1)
+    assert stops[-1] is not None
+    assert "larger than max_response_bytes=1000" in stops[-1].detail
+    assert capped.content() == b""
