@@ -47,15 +47,6 @@ def test_the_file_holds_the_header_then_one_compact_line_per_entry(tmp_path: Pat
     )
 
 
-def test_a_new_journal_is_readable_by_all_and_writable_by_its_owner(tmp_path: Path) -> None:
-    umask = os.umask(0o022)
-    try:
-        Journal.open(str(tmp_path / "j"), HEADER).close()
-    finally:
-        os.umask(umask)
-    assert stat.S_IMODE((tmp_path / "j").stat().st_mode) == 0o644
-
-
 @pytest.mark.skipif(os.name != "posix", reason="a directory is flushed on POSIX only")
 def test_a_new_journals_directory_is_flushed_to_disk(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
