@@ -2,7 +2,8 @@
 
 One ``AsyncClient`` on one asyncio loop; ``concurrency`` workers, so at most that many calls
 in flight. The input is read a group of records at a time, a bounded window ahead of the
-calls (``feed.Feed``), so memory does not grow with the input. Each record's life:
+calls (``feed.Feed``), so memory does not grow with the input but for the records' own keys,
+remembered to refuse a second record with the same one. Each record's life:
 
 1. A bad record is reported (stdout, with its line number) and never sent.
 2. A record the journal shows as created or refused is not sent again: its outcome is
