@@ -8,7 +8,10 @@ out is closed once the test is over.
 from __future__ import annotations
 
 import asyncio
+import subprocess
+import sys
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
@@ -56,3 +59,47 @@ def test_the_client_fixtures_close_their_clients(
     assert animalstore_client.list_pets() == []
     assert asyncio.run(animalstore_async_client.list_pets()) == []
     closed_after_the_test.extend([animalstore_client, animalstore_async_client])
+
+
+USERS_TESTS = """
+import socket
+import urllib.parse
+
+import pytest
+
+from animalstore_client import Client
+
+first = {}
+
+
+def test_first(animalstore_store, animalstore_client, animalstore_base_url):
+    animalstore_client.create_pet(name="Rex", category_id=3)
+    with Client("test-key", base_url=animalstore_base_url, max_retries=0) as served:
+        assert [pet.name for pet in served.list_pets()] == ["Rex"]
+    first.update(store=animalstore_store, url=animalstore_base_url)
+
+
+def test_second(animalstore_store, animalstore_client, animalstore_base_url):
+    assert animalstore_store is not first["store"]
+    assert animalstore_client.list_pets() == []
+    assert animalstore_base_url != first["url"]
+    address = urllib.parse.urlsplit(first["url"])
+    with pytest.raises(ConnectionRefusedError):
+        socket.create_connection((address.hostname, address.port), timeout=10).close()
+"""
+
+
+def test_each_test_gets_a_store_and_a_server_of_its_own(tmp_path: Path) -> None:
+    # As a user runs their tests: pytest in a process of its own, the plugin found by its entry
+    # point. The second test sees none of the first's animals, and the first's server is gone.
+    (tmp_path / "test_users.py").write_text(USERS_TESTS, encoding="utf-8")
+    completed = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "test_users.py"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert completed.returncode == 0, completed.stdout + completed.stderr
+    assert "2 passed" in completed.stdout

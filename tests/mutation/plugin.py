@@ -1,0 +1,47 @@
+"""A pytest plugin for mutation runs (``-p tests.mutation.plugin`` in ``[tool.mutmut]``).
+
+It lets mutmut see the functions a test reaches in the subprocesses it starts (the command
+line's tests run ``animalstore`` for real): it puts ``tests/mutation/startup`` on their
+``PYTHONPATH``, whose ``sitecustomize`` writes what they reach to a file, and adds that file's
+names to what mutmut recorded for the test, before mutmut reads it at the test's teardown. The
+subprocesses of the mutant runs inherit ``MUTANT_UNDER_TEST`` and import the mutated package
+(``tests/cli`` puts the copy's root first on their ``PYTHONPATH``), so they run the mutant.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from pathlib import Path
+
+import pytest
+
+_SITE = Path(__file__).with_name("startup")
+_HITS = "TESTS_MUTATION_HITS"
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Point the subprocesses at ``sitecustomize`` and at a fresh file for what they reach."""
+    fd, hits = tempfile.mkstemp(prefix="mutation-hits-")
+    os.close(fd)
+    os.environ[_HITS] = hits
+    paths = os.environ.get("PYTHONPATH", "").split(os.pathsep)
+    if str(_SITE) not in paths:  # mutmut runs pytest more than once in its process
+        os.environ["PYTHONPATH"] = os.pathsep.join([str(_SITE), *filter(None, paths)])
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    """Remove the file."""
+    Path(os.environ.pop(_HITS)).unlink(missing_ok=True)
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_teardown(item: pytest.Item) -> None:
+    """Add what the test's subprocesses reached to mutmut's record, and empty the file."""
+    if os.environ.get("MUTANT_UNDER_TEST") != "stats":
+        return
+    from mutmut.state import state
+
+    with open(os.environ[_HITS], "r+", encoding="utf-8") as hits:
+        state()._stats.update(hits.read().split())
+        hits.truncate(0)
