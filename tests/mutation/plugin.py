@@ -3,9 +3,9 @@
 It lets mutmut see the functions a test reaches in the subprocesses it starts (the command
 line's tests run ``animalstore`` for real): it puts ``tests/mutation/startup`` on their
 ``PYTHONPATH``, whose ``sitecustomize`` writes what they reach to a file, and adds that file's
-names to what mutmut recorded for the test, before mutmut reads it at the test's teardown. The
-subprocesses of the mutant runs inherit ``MUTANT_UNDER_TEST`` and import the mutated package
-(``tests/cli`` puts the copy's root first on their ``PYTHONPATH``), so they run the mutant.
+names to what mutmut recorded for the test, before mutmut reads it at the test's teardown. It puts
+the mutated tree there too, before the installed package: the subprocesses of the mutant runs
+inherit ``MUTANT_UNDER_TEST``, import the mutated package, and so run the mutant.
 """
 
 from __future__ import annotations
@@ -17,6 +17,8 @@ from pathlib import Path
 import pytest
 
 _SITE = Path(__file__).with_name("startup")
+#: The mutated tree (mutmut's ``mutants/``): first on the path, the package a subprocess imports.
+_TREE = Path(__file__).resolve().parents[2]
 _HITS = "TESTS_MUTATION_HITS"
 
 
@@ -27,7 +29,7 @@ def pytest_configure(config: pytest.Config) -> None:
     os.environ[_HITS] = hits
     paths = os.environ.get("PYTHONPATH", "").split(os.pathsep)
     if str(_SITE) not in paths:  # mutmut runs pytest more than once in its process
-        os.environ["PYTHONPATH"] = os.pathsep.join([str(_SITE), *filter(None, paths)])
+        os.environ["PYTHONPATH"] = os.pathsep.join([str(_SITE), str(_TREE), *filter(None, paths)])
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
