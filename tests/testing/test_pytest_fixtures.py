@@ -67,7 +67,7 @@ import urllib.parse
 
 import pytest
 
-from animalstore_client import Client
+from animalstore_client import AuthenticationError, Client
 
 first = {}
 
@@ -76,6 +76,9 @@ def test_first(animalstore_store, animalstore_client, animalstore_base_url):
     animalstore_client.create_pet(name="Rex", category_id=3)
     with Client("test-key", base_url=animalstore_base_url, max_retries=0) as served:
         assert [pet.name for pet in served.list_pets()] == ["Rex"]
+    with Client("another-key", base_url=animalstore_base_url, max_retries=0) as other:
+        with pytest.raises(AuthenticationError):
+            other.list_pets()
     first.update(store=animalstore_store, url=animalstore_base_url)
 
 
