@@ -1,12 +1,13 @@
-"""What ``python -m tests.mutation`` does: mutate modules one at a time, score each.
+"""What ``python -m tests.mutation`` does: mutate modules a group at a time, score each.
 
-For each module: copy the tree (the files git knows, committed or not) to
-``.mutation/<module>/``, add to the copy's ``[tool.mutmut]`` the module (``only_mutate``) and the
-tests that cover it (``pytest_add_cli_args_test_selection``), run ``mutmut run`` there, then
-read its results. A survivor listed in ``equivalent.toml`` (by the line it changes and what it
-makes of it) is equivalent; the others are printed with their diff. The score is the share of
-the non-equivalent mutants killed: a mutant that no test reaches in the test process ("no
-tests": mutmut does not see the calls made in a subprocess) counts as not killed.
+The modules that share their covering tests form a group. For each group: copy the tree (the
+files git knows, committed or not) to ``.mutation/<first module>/``, add to the copy's
+``[tool.mutmut]`` the modules (``only_mutate``) and their tests
+(``pytest_add_cli_args_test_selection``), run ``mutmut run`` there, then read its results. A
+survivor listed in ``equivalent.toml`` (by the line it changes and what it makes of it) is
+equivalent; the others are printed with their diff. The score is the share of the
+non-equivalent mutants killed: a mutant that no test reaches ("no tests") counts as not killed.
+``tests/mutation/plugin.py`` lets mutmut see what the tests' subprocesses reach.
 """
 
 from __future__ import annotations
@@ -113,7 +114,8 @@ class Score:
         statuses: each mutant's name and mutmut's status.
         equivalent: the survivors that are known equivalent mutants.
         survivors: each non-equivalent survivor's name and diff.
-        seconds: how long the module took, copy and mutmut's own set-up included.
+        seconds: how long the module's mutmut run took, copy and set-up included (shared
+            with the other modules of its group).
     """
 
     module: str
@@ -203,24 +205,54 @@ def copy_tree(target: Path) -> None:
             shutil.copy2(source, target / name)
 
 
-def configure(copy: Path, module: str) -> None:
-    """Add the module to mutate and its tests to the copy's ``[tool.mutmut]`` (the last table)."""
+def configure(copy: Path, modules: list[str]) -> None:
+    """Add the modules to mutate and their tests to the copy's ``[tool.mutmut]`` (the last table).
+
+    The modules share their covering tests (``groups``).
+    """
     settings = (
-        f"only_mutate = {json.dumps([module])}\n"
-        f"pytest_add_cli_args_test_selection = {json.dumps(list(covering_tests(module)))}\n"
+        f"only_mutate = {json.dumps(modules)}\n"
+        f"pytest_add_cli_args_test_selection = {json.dumps(list(covering_tests(modules[0])))}\n"
     )
     with (copy / "pyproject.toml").open("a", encoding="utf-8") as pyproject:
         pyproject.write(settings)
 
 
-def mutate(module: str, jobs: int, known: list[Equivalent]) -> Score:
-    """Run mutmut on ``module`` in a fresh copy of the tree; return its score."""
+def groups(modules: list[str]) -> list[list[str]]:
+    """Return the modules in groups that share their covering tests, in the order given.
+
+    One mutmut run mutates a group: its run of the tests to see which test reaches which
+    function, and its clean run, are the group's, not each module's (minutes for the command
+    line's tests).
+    """
+    by_tests: dict[tuple[str, ...], list[str]] = {}
+    for module in modules:
+        by_tests.setdefault(covering_tests(module), []).append(module)
+    return list(by_tests.values())
+
+
+def module_of(mutant: str, modules: list[str]) -> str:
+    """Return the one of ``modules`` a mutant is in, by its name (``pkg.mod.x_f__mutmut_3``)."""
+    dotted = {
+        module.removesuffix(".py").removesuffix("/__init__").replace("/", "."): module
+        for module in modules
+    }
+    owners = [name for name in dotted if mutant.startswith(name + ".")]
+    return dotted[max(owners, key=len)]
+
+
+def mutate(modules: list[str], jobs: int, known: list[Equivalent]) -> list[Score]:
+    """Run mutmut on ``modules`` (a group) in a fresh copy of the tree; return their scores."""
     started = time.monotonic()
-    copy = WORK / module.replace("/", ".").removesuffix(".py")
+    copy = WORK / modules[0].replace("/", ".").removesuffix(".py")
     copy_tree(copy)
-    configure(copy, module)
+    configure(copy, modules)
     log = copy.parent / f"{copy.name}.log"
-    print(f"{module}: mutating, tests {' '.join(covering_tests(module))} (log: {log})", flush=True)
+    print(
+        f"{', '.join(modules)}: mutating, tests {' '.join(covering_tests(modules[0]))} "
+        f"(log: {log})",
+        flush=True,
+    )
     with log.open("w", encoding="utf-8") as output:
         ran = _mutmut(copy, output, "run", "--max-children", str(jobs))
     results = _mutmut(copy, None, "results", "--all", "true").stdout
@@ -228,7 +260,20 @@ def mutate(module: str, jobs: int, known: list[Equivalent]) -> Score:
     if NO_MUTANTS in log.read_text(encoding="utf-8"):
         statuses = {}  # nothing mutmut would mutate: the score says so
     elif ran.returncode != 0 or not statuses:
-        raise SystemExit(f"{module}: mutmut failed (exit {ran.returncode}); see {log}")
+        raise SystemExit(f"{', '.join(modules)}: mutmut failed (exit {ran.returncode}); see {log}")
+    seconds = time.monotonic() - started
+    scores = []
+    for module in modules:
+        mine = {
+            name: status for name, status in statuses.items() if module_of(name, modules) == module
+        }
+        scores.append(_score(copy, module, mine, known, seconds))
+    return scores
+
+
+def _score(
+    copy: Path, module: str, statuses: dict[str, str], known: list[Equivalent], seconds: float
+) -> Score:
     equivalent: list[str] = []
     survivors: dict[str, str] = {}
     mine = [entry for entry in known if entry.module == module]
@@ -243,7 +288,7 @@ def mutate(module: str, jobs: int, known: list[Equivalent]) -> Score:
             equivalent.append(name)
         else:
             survivors[name] = diff
-    return Score(module, statuses, equivalent, survivors, time.monotonic() - started)
+    return Score(module, statuses, equivalent, survivors, seconds)
 
 
 def report(scores: list[Score]) -> str:
@@ -282,10 +327,10 @@ def main(argv: list[str] | None = None) -> int:
         covering_tests(module)
     known = equivalents()
     scores = []
-    for module in modules:  # one at a time: each run uses every core it is given
-        score = mutate(module, options.jobs, known)
-        print(score.line(), flush=True)
-        scores.append(score)
+    for group in groups(modules):  # one at a time: each run uses every core it is given
+        for score in mutate(group, options.jobs, known):
+            print(score.line(), flush=True)
+            scores.append(score)
     text = report(scores)
     (WORK / "report.md").write_text(text, encoding="utf-8")
     print(text.split("\n", 2)[2] if any(s.survivors for s in scores) else "", end="")

@@ -46,7 +46,7 @@ def test_mutmuts_table_is_the_last_one_so_that_the_command_can_append_to_it(
     ours = "".join(line for line in PYPROJECT.splitlines(True) if not line.startswith(added))
     (tmp_path / "pyproject.toml").write_text(ours, encoding="utf-8")
 
-    command.configure(tmp_path, "animalstore_client/_core/retries.py")
+    command.configure(tmp_path, ["animalstore_client/_core/retries.py"])
 
     table = tomllib.loads((tmp_path / "pyproject.toml").read_text())["tool"]["mutmut"]
     assert table["only_mutate"] == ["animalstore_client/_core/retries.py"]
@@ -116,3 +116,27 @@ def test_a_mutants_diff_is_read_as_the_line_it_changes_and_what_it_becomes() -> 
         'value = headers.get("retry-after")',
         'value = headers.get("RETRY-AFTER")',
     )
+
+
+def test_modules_that_share_their_tests_are_mutated_in_one_run() -> None:
+    bulk, records = "animalstore_client/_cli/bulk.py", "animalstore_client/_cli/records.py"
+    call, retries = "animalstore_client/_core/call.py", "animalstore_client/_core/retries.py"
+
+    assert command.groups([bulk, call, records, retries]) == [[bulk, records], [call], [retries]]
+
+
+@pytest.mark.parametrize(
+    ("mutant", "module"),
+    [
+        ("animalstore_client._cli.bulk.xǁBulkǁ_take__mutmut_3", "animalstore_client/_cli/bulk.py"),
+        ("animalstore_client._cli.x_main__mutmut_1", "animalstore_client/_cli/__init__.py"),
+        ("animalstore_client_pytest.x_f__mutmut_2", "animalstore_client_pytest.py"),
+    ],
+)
+def test_each_mutant_is_scored_in_its_own_module(mutant: str, module: str) -> None:
+    modules = [
+        "animalstore_client/_cli/bulk.py",
+        "animalstore_client/_cli/__init__.py",
+        "animalstore_client_pytest.py",
+    ]
+    assert command.module_of(mutant, modules) == module
