@@ -98,7 +98,14 @@ class Feed:
     def _read(self, loop: asyncio.AbstractEventLoop) -> None:
         def hand_over(value: Record | Invalid | OSError | None) -> None:
             assert self._queue is not None
-            asyncio.run_coroutine_threadsafe(self._queue.put(value), loop).result()
+            put = self._queue.put(value)
+            try:
+                asyncio.run_coroutine_threadsafe(put, loop).result()
+            except BaseException:
+                # The loop was closed first: the put never ran, and would be reported as a
+                # coroutine never awaited. (Once it ran, its task is over: closing is a no-op.)
+                put.close()
+                raise
 
         try:
             try:
