@@ -42,6 +42,7 @@ from tests.conftest import API_KEY, Api
         (403, APIStatusError),
         (409, APIStatusError),
         (499, APIStatusError),
+        (600, APIStatusError),  # no HTTP status, but a server may send it: not a 5xx
     ],
 )
 def test_every_status_maps_to_its_class_with_the_error_body(
