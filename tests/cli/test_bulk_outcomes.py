@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import io
 import json
+import signal
 from typing import Any
 
 import pytest
@@ -204,3 +205,58 @@ def test_a_record_may_have_been_created_when_sent_and_its_answer_lost_or_a_serve
 def test_a_server_error_status_that_is_no_number_is_no_sign_of_a_create() -> None:
     error = {"code": "x", "message": "x", "status": "500"}
     assert _maybe_created(Entry(1, "k", "d", FAILED, error=error)) is False
+
+
+def test_an_invalid_line_is_printed_with_an_error_of_the_apis_error_shape() -> None:
+    store = FakeAnimalStore(api_keys=(KEY,))
+
+    exit_code, printed, _ = run(store, b'{"name": "Rex"}\n')
+
+    assert printed == [
+        {
+            "line": 1,
+            "status": "invalid",
+            "error": {
+                "code": "invalid_record",
+                "message": "$.categoryId: required field is missing",
+                "status": None,
+            },
+        }
+    ]
+    assert exit_code == 2
+    assert creates(store) == 0
+
+
+def test_calls_cut_short_by_a_second_signal_are_unknown_with_an_interrupted_error() -> None:
+    store = FakeAnimalStore(api_keys=(KEY,))
+    store.inject(Fault.delay(60, operation="create", times=2))
+    stream = io.BytesIO(records(4))
+    stdout, stderr = io.StringIO(), io.StringIO()
+
+    async def go() -> int:
+        async with store.async_client(max_retries=0) as client:
+            progress = Progress(stderr, bar=False, fraction=lambda: None)
+            bulk = Bulk(client, NoJournal(), 2, stdout, progress)
+            running = asyncio.ensure_future(bulk.run(read_records(stream, "jsonl"), stream))
+            while creates(store) < 2:  # both calls in flight, held by the delay
+                await asyncio.sleep(0.005)
+            bulk.interrupt(signal.SIGINT)
+            bulk.interrupt(signal.SIGINT)
+            return await asyncio.wait_for(running, 30)
+
+    exit_code = asyncio.run(go())
+
+    printed = [json.loads(line) for line in stdout.getvalue().splitlines()]
+    assert exit_code == 130
+    assert sorted(value["line"] for value in printed) == [1, 2]
+    for value in printed:
+        assert value["status"] == "unknown"
+        assert value["error"] == {
+            "code": "interrupted",
+            "message": (
+                "the run was interrupted while the call was in flight: its answer is unknown"
+            ),
+            "status": None,
+        }
+    assert "interrupted: waiting for the calls in flight to end; Ctrl-C again" in stderr.getvalue()
+    assert "stopped early: interrupted (Ctrl-C)" in stderr.getvalue()
