@@ -199,6 +199,16 @@ def test_jsonl_lines(data: bytes, expected: list[Record | Invalid]) -> None:
             id="not CSV",
         ),
         pytest.param(
+            b'name,categoryId\n"Re"x,3\nMax,4\n',
+            [Invalid(2, "not valid CSV: ',' expected after '\"'"), pet(3, "Max", 4)],
+            id="not CSV, and the next row read",
+        ),
+        pytest.param(
+            b"name,categoryId\nRex," + b"1" * 40 + b"\n",
+            [Invalid(2, "categoryId must be an int64 integer, got '" + "1" * 40 + "'")],
+            id="a cell of 40 characters shown whole",
+        ),
+        pytest.param(
             b"name,categoryId\n\xff,3\nRex,3\n",
             [
                 Invalid(2, "a line of the record is not valid UTF-8"),
