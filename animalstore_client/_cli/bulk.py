@@ -224,6 +224,11 @@ class Bulk:
             status = self.finish()
         return status
 
+    @property
+    def reading(self) -> bool:
+        """Whether a thread of the run may still be in a read of the input (from a pipe)."""
+        return self._input is not None and self._input.reading
+
     def finish(self) -> int:
         """Flush the journal, print the summary, and return the exit status.
 
@@ -691,7 +696,9 @@ def create_from_file(
         )
     try:
         format = format_of(source, given_format)
-        stream = sys.stdin.buffer if source == "-" else open(source, "rb")  # noqa: SIM115
+        # stdin through a file object of the run's own: a reader thread left in a read of
+        # sys.stdin's would make the interpreter's exit, which flushes it, abort.
+        stream = open(os.dup(0) if source == "-" else source, "rb")  # noqa: SIM115
         start = os.lseek(stream.fileno(), 0, os.SEEK_CUR) if is_file(stream) else None
     except InputError as error:
         return _refuse(str(error))
@@ -730,16 +737,19 @@ def create_from_file(
     # closing, the loop's own): a signal that comes once the run is over has nothing to stop.
     loop = asyncio.new_event_loop()
     restore = _handle_signals(loop, bulk.interrupt)
-    with stream:
+    try:
+        return loop.run_until_complete(run())
+    finally:
         try:
-            return loop.run_until_complete(run())
+            loop.run_until_complete(loop.shutdown_asyncgens())
+            loop.run_until_complete(loop.shutdown_default_executor())
         finally:
-            try:
-                loop.run_until_complete(loop.shutdown_asyncgens())
-                loop.run_until_complete(loop.shutdown_default_executor())
-            finally:
-                restore()
-                loop.close()
+            restore()
+            loop.close()
+            # A pipe's reader may still wait in a read (its writer keeps it open: `tail -f`);
+            # closing the input would wait for that read, for ever. The exit closes it.
+            if not bulk.reading:
+                stream.close()
 
 
 def _check_journal(

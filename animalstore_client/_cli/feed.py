@@ -44,12 +44,19 @@ class Feed:
         self._queue: asyncio.Queue[Record | Invalid | OSError | None] | None = None
         # What next_group waited for, taken before the queue's: at most one.
         self._waited: list[Record | Invalid | OSError | None] = []
+        self._thread: threading.Thread | None = None
         if not is_file(stream):
             self._queue = asyncio.Queue(group)
             loop = asyncio.get_running_loop()
-            threading.Thread(
+            self._thread = threading.Thread(
                 target=self._read, args=(loop,), name="animalstore-input", daemon=True
-            ).start()
+            )
+            self._thread.start()
+
+    @property
+    def reading(self) -> bool:
+        """Whether its thread may be in a read of the input: it has not seen the end yet."""
+        return self._thread is not None and self._thread.is_alive()
 
     async def next_group(self) -> list[Record | Invalid] | None:
         """Return the next records, waiting for the first: up to the group size.

@@ -287,6 +287,37 @@ def test_records_from_a_pipe_go_as_they_come(dedup: Server) -> None:
     assert len(stdout.splitlines()) == 2
 
 
+@POSIX_ONLY
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
+def test_a_signal_while_the_pipe_stays_open_ends_the_run(dedup: Server, signum: int) -> None:
+    # `tail -f ... | animalstore pets create --from-file -`: the writer never closes the pipe,
+    # and the input's reader waits in a read when the signal comes. The run must end all the
+    # same (closing the input would wait for that read: for ever).
+    process = subprocess.Popen(
+        [*DEFAULT_LAUNCHER, "pets", "create", "--from-file", "-"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=environment(dedup.base_url, KEY),
+        preexec_fn=signal_default(signum),
+    )
+    assert process.stdin is not None
+    try:
+        process.stdin.write(b'{"name": "first", "categoryId": 1}\n')
+        process.stdin.flush()
+        wait_for(lambda: len(dedup.store.pets) == 1, "the first record", timeout=TIMEOUT)
+        assert process.stderr is not None
+        process.send_signal(signum)
+        process.wait(timeout=TIMEOUT)  # the pipe still open
+    finally:
+        if process.poll() is None:
+            process.kill()
+        stdout, stderr = process.communicate()
+    assert process.returncode == (130 if signum == signal.SIGINT else 143)
+    assert len(stdout.splitlines()) == 1
+    assert b"pets create: 1 created" in stderr
+
+
 # -- checked before anything is sent --------------------------------------------------------
 
 BAD_JSONL = [

@@ -9,7 +9,9 @@ from __future__ import annotations
 import asyncio
 import io
 import json
+import os
 import signal
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -258,5 +260,140 @@ def test_calls_cut_short_by_a_second_signal_are_unknown_with_an_interrupted_erro
             ),
             "status": None,
         }
-    assert "interrupted: waiting for the calls in flight to end; Ctrl-C again" in stderr.getvalue()
+    assert (
+        "interrupted: waiting for the calls in flight to end; Ctrl-C again to stop waiting "
+        "(their records are then resent by a re-run)\n"
+    ) in stderr.getvalue()
     assert "stopped early: interrupted (Ctrl-C)" in stderr.getvalue()
+
+
+def test_a_signal_while_a_pipe_has_nothing_to_read_ends_the_run_at_once() -> None:
+    # The input's writer keeps the pipe open and sends nothing more: the run waits for the
+    # next record until the signal, which must wake it. Its reader is left in the read (the
+    # run does not close the input under it) until the writer is done.
+    store = FakeAnimalStore(api_keys=(KEY,))
+    read_end, write_end = os.pipe()
+    os.write(write_end, records(2))
+    stdout, stderr = io.StringIO(), io.StringIO()
+
+    async def go() -> tuple[int, list[bool]]:
+        with open(read_end, "rb") as stream:
+            async with store.async_client(max_retries=0) as client:
+                progress = Progress(stderr, bar=False, fraction=lambda: None)
+                bulk = Bulk(client, NoJournal(), 1, stdout, progress)
+                running = asyncio.ensure_future(bulk.run(read_records(stream, "jsonl"), stream))
+                while len(store.pets) < 2:
+                    await asyncio.sleep(0.005)
+                bulk.interrupt(signal.SIGTERM)
+                status = await asyncio.wait_for(running, 30)
+            reading = [bulk.reading]
+            os.close(write_end)  # the end of the input: the reader is done
+            while bulk.reading:
+                await asyncio.sleep(0.005)
+            reading.append(bulk.reading)
+        return status, reading
+
+    assert asyncio.run(go()) == (143, [True, False])
+    assert len(stdout.getvalue().splitlines()) == 2
+    assert "stopped early: terminated (SIGTERM)" in stderr.getvalue()
+
+
+class FailingJournal(NoJournal):
+    """A journal whose first ``works`` writes succeed and every later one fails."""
+
+    def __init__(self, works: int) -> None:
+        self.works = works
+        self.writes: list[list[Entry]] = []
+
+    def append(self, *entries: Entry) -> int:
+        self.writes.append(list(entries))
+        if len(self.writes) > self.works:
+            raise OSError(28, "No space left on device")
+        return 1
+
+
+class Full(io.StringIO):
+    """A stdout on a full disk."""
+
+    def write(self, text: str) -> int:
+        raise OSError(28, "No space left on device")
+
+
+def run_from_file(
+    tmp_path: Path,
+    journal: NoJournal,
+    stdout: io.StringIO,
+    concurrency: int,
+    store: FakeAnimalStore | None = None,
+    signum: int = 0,
+) -> tuple[int, Bulk, str]:
+    """Run ``Bulk`` over 5 records read from a file (so a group at a time: all 5 at once).
+
+    With ``signum``: sent once the run has stopped for another reason, while a call is in
+    flight.
+    """
+    store = FakeAnimalStore(api_keys=(KEY,)) if store is None else store
+    (tmp_path / "pets.jsonl").write_bytes(records(5))
+    stderr = io.StringIO()
+
+    async def go() -> tuple[int, Bulk]:
+        with open(tmp_path / "pets.jsonl", "rb") as stream:
+            async with store.async_client(max_retries=0) as client:
+                progress = Progress(stderr, bar=False, fraction=lambda: None)
+                bulk = Bulk(client, journal, concurrency, stdout, progress)
+                running = asyncio.ensure_future(bulk.run(read_records(stream, "jsonl"), stream))
+                if signum:
+                    while bulk.stop is None:
+                        await asyncio.sleep(0.005)
+                    bulk.interrupt(signum)
+                return await asyncio.wait_for(running, 30), bulk
+
+    status, bulk = asyncio.run(go())
+    return status, bulk, stderr.getvalue()
+
+
+def test_a_journal_that_fails_stops_the_run_with_4_and_the_records_left_are_not_sent(
+    tmp_path: Path,
+) -> None:
+    journal = FailingJournal(works=1)
+
+    status, _, stderr = run_from_file(tmp_path, journal, io.StringIO(), concurrency=1)
+
+    assert status == 4
+    # The keys, then the first outcome, which failed: the four left were then journaled
+    # unsent, which failed too, quietly: the first failure is the one told.
+    assert [[entry.state for entry in write] for write in journal.writes] == [
+        ["started"] * 5,
+        ["created"],
+        ["unsent"],
+        ["unsent"],
+        ["unsent"],
+        ["unsent"],
+    ]
+    assert "stopped early: cannot write the journal: No space left on device" in stderr
+
+
+def two_calls_in_flight() -> FakeAnimalStore:
+    """A store whose first create answers after 0.05 s, the second after 1 s."""
+    store = FakeAnimalStore(api_keys=(KEY,))
+    store.inject(Fault.delay(0.05, operation="create"), Fault.delay(1, operation="create"))
+    return store
+
+
+def test_the_first_reason_to_stop_is_kept_unless_a_signal_comes(tmp_path: Path) -> None:
+    # The first outcome is journaled but cannot be printed (stdout is full); the second, which
+    # was in flight meanwhile, cannot be journaled either. The stop stays stdout's.
+    status, bulk, _ = run_from_file(
+        tmp_path, FailingJournal(works=2), Full(), 2, two_calls_in_flight()
+    )
+    assert status == 4
+    assert bulk.stop is not None
+    assert bulk.stop.message == "cannot write to stdout: No space left on device"
+
+    # A signal that comes after, while the second call is still in flight, outranks it.
+    status, bulk, _ = run_from_file(
+        tmp_path, FailingJournal(works=2), Full(), 2, two_calls_in_flight(), signal.SIGHUP
+    )
+    assert status == 129
+    assert bulk.stop is not None
+    assert bulk.stop.message == "hung up (SIGHUP)"

@@ -219,4 +219,3 @@ def test_after_a_failed_write_the_journal_refuses_every_later_one(tmp_path: Path
         journal.close()  # no flush: its entries are not trusted
     assert path.stat().st_size == size == len(HEADER_LINE) + 10
     assert journal.fsyncs == 0
-

@@ -134,7 +134,6 @@ def test_every_caller_of_a_flush_in_progress_shares_the_next_one(
         journal.close()
 
 
-
 def test_flush_ahead_starts_the_flush_that_durable_then_waits_for(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -244,6 +244,10 @@ def test_csv_rows(data: bytes, expected: list[Record | Invalid]) -> None:
             "line 1: the CSV header names the field 'categoryId' twice",
         ),
         (b"name,name,categoryId\n", "line 1: the CSV header names the field 'name' twice"),
+        (
+            b"name,categoryId,idempotency_key,idempotency_key\n",
+            "line 1: the CSV header names the field 'idempotency_key' twice",
+        ),
         (b"name,status\n", "line 1: the CSV header has no 'categoryId' column"),
         (b"categoryId\n", "line 1: the CSV header has no 'name' column"),
         # The quoted header runs to the input's end, the record's line included.
