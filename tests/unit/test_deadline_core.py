@@ -10,14 +10,16 @@ from __future__ import annotations
 import time
 from typing import Any
 
+import httpx
 import pytest
 
-from animalstore_client import APITimeoutError
+from animalstore_client import APIStatusError, APITimeoutError, InternalServerError
 from animalstore_client._core import operations as ops
 from animalstore_client._core.call import Call
 from animalstore_client._core.config import resolve_options
 from animalstore_client._core.retries import Pause
-from animalstore_client._core.wire import Failure, SendFailure
+from animalstore_client._core.wire import Answer, Failure, SendFailure
+from tests.conftest import httpx_answer
 
 
 def options(*, timeout: float, deadline: float) -> Any:
@@ -88,3 +90,122 @@ def test_a_retry_that_the_client_familys_pause_outlasts_is_refused_without_a_wai
     with pytest.raises(APITimeoutError, match="ReadTimeout: timed out"):
         call.after(read_timeout(call))
     assert call.retries == 0
+
+
+# -- at the instant of the deadline, and after it --------------------------------------------
+# With ``time.monotonic`` frozen, instants the real clock never hits to the nanosecond can be
+# made to coincide: the deadline's own instant belongs to the past, not to the call.
+
+
+class FrozenClock:
+    """Stands in for ``time.monotonic``: it moves only when the test moves it."""
+
+    def __init__(self) -> None:
+        self.now = 1000.0  # plus halves and quarters of a second, sums stay exact
+
+    def __call__(self) -> float:
+        return self.now
+
+
+@pytest.fixture
+def clock(monkeypatch: pytest.MonkeyPatch) -> FrozenClock:
+    frozen = FrozenClock()
+    monkeypatch.setattr(time, "monotonic", frozen)
+    return frozen
+
+
+def unavailable(**headers: str) -> Answer:
+    body = {"code": "unavailable", "message": "try later", "status": 503}
+    return httpx_answer(httpx.Response(503, json=body, headers=headers))
+
+
+def test_the_time_left_runs_down_to_nothing_at_the_deadline_and_stays_there(
+    clock: FrozenClock,
+) -> None:
+    # What a client gives an attempt to finish in (``send_within``, anyio's ``move_on_after``).
+    call = Call(ops.list_pets(limit=None, status=None), options(timeout=30.0, deadline=2.0))
+
+    clock.now += 0.5
+    assert call.remaining() == 1.5
+    clock.now += 1.5
+    assert call.remaining() == 0.0
+    clock.now += 1.0
+    assert call.remaining() == 0.0
+
+
+def test_a_timeout_that_fires_at_the_very_instant_of_the_deadline_is_the_deadlines(
+    clock: FrozenClock,
+) -> None:
+    call = Call(ops.list_pets(limit=None, status=None), options(timeout=30.0, deadline=2.0))
+    call.begin()
+    clock.now += 2.0
+
+    with pytest.raises(APITimeoutError, match=r"failed: deadline=2 s passed"):
+        call.after(read_timeout(call))
+    assert call.retries == 0
+
+
+def test_a_retry_that_would_start_at_the_very_instant_of_the_deadline_is_not_made(
+    clock: FrozenClock,
+) -> None:
+    # It would have no time at all: the answer's own error, at once.
+    call = Call(ops.list_pets(limit=None, status=None), options(timeout=30.0, deadline=2.0))
+    call.begin()
+
+    with pytest.raises(InternalServerError) as caught:
+        call.after(unavailable(**{"retry-after": "2"}))
+    assert caught.value.status_code == 503
+    assert call.retries == 0
+
+
+def test_a_pause_that_ends_at_the_very_instant_of_the_deadline_leaves_no_time(
+    clock: FrozenClock,
+) -> None:
+    pause = Pause()
+    call = Call(
+        ops.list_pets(limit=None, status=None), options(timeout=30.0, deadline=2.0), pause=pause
+    )
+    pause.extend(2.0)
+
+    with pytest.raises(APITimeoutError, match=r"deadline=2 s leaves no time for the 2\.0 s wait"):
+        call.wait()
+
+
+def test_a_retry_whose_sleep_overran_the_deadline_ends_in_the_deadlines_error(
+    clock: FrozenClock,
+) -> None:
+    # The client drives the call as below. A retry fitted in the deadline, but its sleep
+    # overran it (a busy machine): no pause holds the call back, so the attempt starts with
+    # no time at all, the client sends nothing (``send_within(0)`` is ``None``), and the call
+    # says the deadline passed, rather than blaming the answer a retry was due for.
+    call = Call(ops.list_pets(limit=None, status=None), options(timeout=30.0, deadline=2.0))
+    call.begin()
+    delay = call.after(unavailable())  # no Retry-After: the call's own backoff
+    assert delay is not None
+    clock.now += delay + 2.0  # past the deadline, whatever the backoff (0.5 s at most)
+
+    assert call.wait() == 0.0
+    assert call.begin().timeout == dict.fromkeys(("connect", "read", "write", "pool"), 0.0)
+    assert call.remaining() == 0.0
+    with pytest.raises(APITimeoutError, match=r"failed: deadline=2 s passed"):
+        call.after(None)
+
+
+def test_a_retry_that_a_later_pause_outlasts_gives_the_last_answers_error(
+    clock: FrozenClock,
+) -> None:
+    # The retry was due after the call's own backoff when another call of the client family
+    # got a 429 asking for 30 s, more than the deadline leaves: the call fails at once, with
+    # the error of the answer it got, as when its own answer asks for too long a wait.
+    pause = Pause()
+    call = Call(
+        ops.list_pets(limit=None, status=None), options(timeout=30.0, deadline=10.0), pause=pause
+    )
+    call.begin()
+    assert call.after(unavailable()) is not None
+    pause.extend(30.0)
+
+    with pytest.raises(APIStatusError) as caught:
+        call.wait()
+    assert type(caught.value) is InternalServerError
+    assert caught.value.status_code == 503
