@@ -196,9 +196,7 @@ def parse_body(answer: Answer, result_type: Any, scrub: Scrub | None = None) -> 
     raise from_source(APIResponseValidationError, problem, answer.recorded())
 
 
-def status_error(
-    answer: Answer, base_url: str = "", scrub: Scrub | None = None
-) -> APIStatusError:
+def status_error(answer: Answer, base_url: str = "", scrub: Scrub | None = None) -> APIStatusError:
     """Build the exception for a non-2xx answer, whatever its body.
 
     An Error body gives ``code``, ``message`` and ``error``; any other body (an HTML page from a

@@ -87,7 +87,6 @@ def redacted(text: str, key: str) -> str:
     return "".join(pieces)
 
 
-
 @tolerant_repr
 @attrs.define(eq=False, repr=False)
 class Request:
@@ -251,6 +250,7 @@ class SendFailure:
     def cause(self) -> str:
         """The library's error class name alone (``ConnectError``), for a one-line account."""
         return self.detail.partition(":")[0]
+
     def request_view(self) -> httpx.Request:
         """Return the request as an ``httpx.Request``, ``Authorization`` redacted."""
         return self._view.request_view()
