@@ -65,9 +65,20 @@ COVERING_TESTS: dict[str, tuple[str, ...]] = {
         "tests/field/test_pickling.py",
         "tests/reliability/test_secrets.py",
     ),
-    # The command line's tests, most of which run the command in subprocesses: mutmut sees
-    # what those reach through tests/mutation/plugin.py.
-    "animalstore_client/_cli/": ("tests/cli",),
+    # The command line's tests in process: its reader, journal, decisions and output, each a
+    # few milliseconds. Its other tests run the command for real in subprocesses (mutmut sees
+    # what those reach through tests/mutation/plugin.py), a second or more each: a survivor
+    # runs every one that reaches its function, an hour and more for the three modules.
+    # `--tests tests/cli` adds them.
+    "animalstore_client/_cli/": (
+        "tests/cli/test_records.py",
+        "tests/cli/test_csv_integer_cells.py",
+        "tests/cli/test_output.py",
+        "tests/cli/test_bulk_outcomes.py",
+        "tests/cli/test_journal.py",
+        "tests/cli/test_journal_file.py",
+        "tests/cli/test_journal_group_commit.py",
+    ),
     "animalstore_client/testing/": ("tests/testing",),
     # The store's faults are exercised through its server and transport by the reliability
     # file of its own; its answers, against the API's document, by the contract tests.
@@ -205,14 +216,11 @@ def copy_tree(target: Path) -> None:
             shutil.copy2(source, target / name)
 
 
-def configure(copy: Path, modules: list[str]) -> None:
-    """Add the modules to mutate and their tests to the copy's ``[tool.mutmut]`` (the last table).
-
-    The modules share their covering tests (``groups``).
-    """
+def configure(copy: Path, modules: list[str], tests: tuple[str, ...]) -> None:
+    """Add the modules to mutate and the tests to the copy's ``[tool.mutmut]`` (its last table)."""
     settings = (
         f"only_mutate = {json.dumps(modules)}\n"
-        f"pytest_add_cli_args_test_selection = {json.dumps(list(covering_tests(modules[0])))}\n"
+        f"pytest_add_cli_args_test_selection = {json.dumps(list(tests))}\n"
     )
     with (copy / "pyproject.toml").open("a", encoding="utf-8") as pyproject:
         pyproject.write(settings)
@@ -241,18 +249,20 @@ def module_of(mutant: str, modules: list[str]) -> str:
     return dotted[max(owners, key=len)]
 
 
-def mutate(modules: list[str], jobs: int, known: list[Equivalent]) -> list[Score]:
-    """Run mutmut on ``modules`` (a group) in a fresh copy of the tree; return their scores."""
+def mutate(
+    modules: list[str], jobs: int, known: list[Equivalent], tests: tuple[str, ...] = ()
+) -> list[Score]:
+    """Run mutmut on ``modules`` (a group) in a fresh copy of the tree; return their scores.
+
+    Against ``tests``, or else the modules' covering tests (they share them: ``groups``).
+    """
     started = time.monotonic()
+    tests = tests or covering_tests(modules[0])
     copy = WORK / modules[0].replace("/", ".").removesuffix(".py")
     copy_tree(copy)
-    configure(copy, modules)
+    configure(copy, modules, tests)
     log = copy.parent / f"{copy.name}.log"
-    print(
-        f"{', '.join(modules)}: mutating, tests {' '.join(covering_tests(modules[0]))} "
-        f"(log: {log})",
-        flush=True,
-    )
+    print(f"{', '.join(modules)}: mutating, tests {' '.join(tests)} (log: {log})", flush=True)
     with log.open("w", encoding="utf-8") as output:
         ran = _mutmut(copy, output, "run", "--max-children", str(jobs))
     results = _mutmut(copy, None, "results", "--all", "true").stdout
@@ -317,6 +327,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--jobs", type=int, default=os.cpu_count() or 1, help="mutants run at once (cores)"
     )
+    parser.add_argument(
+        "--tests",
+        nargs="+",
+        metavar="PATH",
+        default=[],
+        help="run against these test files or folders instead of each module's covering tests",
+    )
     options = parser.parse_args(argv)
     modules = list(dict.fromkeys(options.modules + _changed(options.changed)))
     if not modules:
@@ -327,8 +344,9 @@ def main(argv: list[str] | None = None) -> int:
         covering_tests(module)
     known = equivalents()
     scores = []
-    for group in groups(modules):  # one at a time: each run uses every core it is given
-        for score in mutate(group, options.jobs, known):
+    # One group at a time: each run uses every core it is given. Tests given: one group.
+    for group in [modules] if options.tests else groups(modules):
+        for score in mutate(group, options.jobs, known, tuple(options.tests)):
             print(score.line(), flush=True)
             scores.append(score)
     text = report(scores)

@@ -46,7 +46,8 @@ def test_mutmuts_table_is_the_last_one_so_that_the_command_can_append_to_it(
     ours = "".join(line for line in PYPROJECT.splitlines(True) if not line.startswith(added))
     (tmp_path / "pyproject.toml").write_text(ours, encoding="utf-8")
 
-    command.configure(tmp_path, ["animalstore_client/_core/retries.py"])
+    retries = "animalstore_client/_core/retries.py"
+    command.configure(tmp_path, [retries], command.covering_tests(retries))
 
     table = tomllib.loads((tmp_path / "pyproject.toml").read_text())["tool"]["mutmut"]
     assert table["only_mutate"] == ["animalstore_client/_core/retries.py"]
