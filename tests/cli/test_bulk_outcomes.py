@@ -16,7 +16,13 @@ from typing import Any
 
 import pytest
 
-from animalstore_client._cli.bulk import REFUSED_STATUSES, Bulk, _maybe_created, exit_status
+from animalstore_client._cli.bulk import (
+    REFUSED_STATUSES,
+    Bulk,
+    _has_line,
+    _maybe_created,
+    exit_status,
+)
 from animalstore_client._cli.journal import (
     CREATED,
     FAILED,
@@ -25,10 +31,12 @@ from animalstore_client._cli.journal import (
     UNKNOWN,
     UNSENT,
     Entry,
+    Header,
+    Journal,
     NoJournal,
 )
 from animalstore_client._cli.progress import Progress, Tally
-from animalstore_client._cli.records import read_records
+from animalstore_client._cli.records import Record, read_records
 from animalstore_client.testing import FakeAnimalStore, Fault
 
 KEY = "test-key"
@@ -397,3 +405,67 @@ def test_the_first_reason_to_stop_is_kept_unless_a_signal_comes(tmp_path: Path) 
     assert status == 129
     assert bulk.stop is not None
     assert bulk.stop.message == "hung up (SIGHUP)"
+
+
+@pytest.mark.parametrize(
+    ("content", "line", "has"),
+    [
+        (b"", 1, False),
+        (b"a\nb\nc\n", 3, True),
+        (b"a\nb\nc\n", 4, False),
+        (b"a\nb\nc", 3, True),  # a last line without its line end
+        (b"a\nb\nc", 4, False),
+        (b"x" * (3 << 20) + b"\n" + b"y\n" * 5, 6, True),  # past the first piece read
+        (b"x" * (3 << 20) + b"\n" + b"y\n" * 5, 7, False),
+        (b"y\n" * 700_000, 700_000, True),  # newlines in several pieces
+        (b"y\n" * 700_000, 700_001, False),
+    ],
+)
+def test_whether_a_file_has_a_line_is_read_from_where_the_input_starts(
+    tmp_path: Path, content: bytes, line: int, has: bool
+) -> None:
+    path = tmp_path / "input"
+    path.write_bytes(b"skipped\n" + content)
+    with open(path, "rb") as stream:
+        assert _has_line(stream, len(b"skipped\n"), line) is has
+
+
+def test_a_record_resent_and_then_left_unsent_keeps_its_mark(tmp_path: Path) -> None:
+    # Line 2's answer was lost once (it may exist), then a resend of it was journaled unsent
+    # (a stop): it still may exist twice. Taken again and stopped again before it is sent
+    # (Ctrl-C while line 1 is in flight), its new entry must say so, or a later run would list
+    # it as clean.
+    source = tmp_path / "pets.jsonl"
+    source.write_bytes(records(2))
+    second = list(read_records(io.BytesIO(records(2)), "jsonl"))[1]
+    assert isinstance(second, Record)
+    header = Header("http://127.0.0.1:1/v1", str(source), "jsonl")
+    journal = Journal.open(str(tmp_path / "journal"), header)
+    journal.append(Entry(2, "key-2", second.digest, UNSENT, resent=True))
+    journal.close()
+    store = FakeAnimalStore(api_keys=(KEY,))
+    store.inject(Fault.delay(0.3, operation="create"))
+    stdout, stderr = io.StringIO(), io.StringIO()
+
+    async def go() -> int:
+        async with store.async_client(max_retries=0) as client:
+            opened = Journal.open(str(tmp_path / "journal"), header)
+            progress = Progress(stderr, bar=False, fraction=lambda: None)
+            bulk = Bulk(client, opened, 1, stdout, progress)
+            with open(source, "rb") as stream:
+                running = asyncio.ensure_future(bulk.run(read_records(stream, "jsonl"), stream))
+                while creates(store) < 1:
+                    await asyncio.sleep(0.005)
+                bulk.interrupt(signal.SIGINT)
+                return await asyncio.wait_for(running, 30)
+
+    assert asyncio.run(go()) == 130
+    assert creates(store) == 1
+    entries = [json.loads(line) for line in (tmp_path / "journal").read_bytes().splitlines()]
+    assert entries[-1] == {
+        "line": 2,
+        "key": "key-2",
+        "digest": second.digest,
+        "state": "unsent",
+        "resent": True,
+    }

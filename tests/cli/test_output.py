@@ -180,6 +180,26 @@ def test_nothing_printed_on_a_closed_stdout_or_one_that_fails(
     assert str(full.value) == "cannot write the result to stdout: No space left on device"
     assert full.value.__context__ is None  # raised outside the handler: chains nothing
 
+    class Unflushable(Stdout):
+        # Written to the buffer, refused when the result is flushed: the result must be out
+        # before print_result returns, so that the command can tell (exit 4), not the
+        # interpreter's exit (a traceback, exit 120).
+        pending = False
+
+        def write(self, text: str) -> int:
+            self.pending = True
+            return super().write(text)
+
+        def flush(self) -> None:
+            if self.pending:
+                raise OSError(28, "No space left on device")
+            super().flush()
+
+    monkeypatch.setattr("sys.stdout", Unflushable(terminal=False))
+    with pytest.raises(OutputError) as unflushed:
+        print_result(REX, "json")
+    assert str(unflushed.value) == "cannot write the result to stdout: No space left on device"
+
     class Gone(Stdout):
         def write(self, text: str) -> int:
             raise BrokenPipeError(32, "Broken pipe")

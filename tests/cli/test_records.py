@@ -79,6 +79,22 @@ def pet(
             id="a field twice",
         ),
         pytest.param(
+            b'{"categoryId":1,"name":"A","name":"B"}\n',
+            [Invalid(1, "not valid JSON: the field 'name' is given twice")],
+            id="the field given twice named, not the first",
+        ),
+        pytest.param(
+            b'{"name":"A",   \r\n',
+            [
+                Invalid(
+                    1,
+                    "not valid JSON: Expecting property name enclosed in double quotes "
+                    "at column 16",
+                )
+            ],
+            id="the column counts the spaces before the line end",
+        ),
+        pytest.param(
             b'{"name":"A","categoryId":NaN}\n{"name":"A","categoryId":-Infinity}\n',
             [
                 Invalid(1, "not valid JSON: NaN is not valid JSON"),
