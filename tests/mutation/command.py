@@ -75,6 +75,7 @@ COVERING_TESTS: dict[str, tuple[str, ...]] = {
         "tests/cli/test_csv_integer_cells.py",
         "tests/cli/test_output.py",
         "tests/cli/test_bulk_outcomes.py",
+        "tests/cli/test_create_from_file.py",
         "tests/cli/test_journal.py",
         "tests/cli/test_journal_file.py",
         "tests/cli/test_journal_group_commit.py",

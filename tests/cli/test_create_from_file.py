@@ -1,0 +1,210 @@
+"""``pets create --from-file`` in process: what it refuses before sending, and a whole run.
+
+``create_from_file`` is the command less its argument parsing: these call it as the command
+line does, with the store's in-process client, stdout and stderr captured. ``test_bulk.py``
+runs the command itself in subprocesses.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+from pathlib import Path
+
+import pytest
+
+from animalstore_client._cli.bulk import create_from_file
+from animalstore_client.testing import FakeAnimalStore
+
+KEY = "test-key"
+
+
+def records(count: int) -> bytes:
+    return b"".join(
+        json.dumps({"name": f"pet-{line}", "categoryId": line}).encode() + b"\n"
+        for line in range(1, count + 1)
+    )
+
+
+class Command:
+    """Runs ``create_from_file`` against one store, as the command line would."""
+
+    def __init__(self, capsys: pytest.CaptureFixture[str]) -> None:
+        self.store = FakeAnimalStore(api_keys=(KEY,))
+        self._capsys = capsys
+
+    def __call__(
+        self, source: Path | str, *, journal: Path | None = None, given_format: str | None = None
+    ) -> tuple[int, list[dict[str, object]], str]:
+        status = create_from_file(
+            self.store.async_client(max_retries=0),
+            str(source),
+            given_format=given_format,
+            concurrency=2,
+            journal=None if journal is None else str(journal),
+        )
+        out, err = self._capsys.readouterr()
+        return status, [json.loads(line) for line in out.splitlines()], err
+
+
+@pytest.fixture
+def command(capsys: pytest.CaptureFixture[str]) -> Command:
+    return Command(capsys)
+
+
+def test_a_run_creates_each_record_and_a_rerun_sends_none_again(
+    command: Command, tmp_path: Path
+) -> None:
+    source = tmp_path / "pets.jsonl"
+    source.write_bytes(records(3))
+    journal = tmp_path / "pets.journal"
+
+    status, printed, stderr = command(source, journal=journal)
+
+    assert status == 0
+    assert sorted(value["line"] for value in printed) == [1, 2, 3]  # type: ignore[type-var]
+    assert {value["status"] for value in printed} == {"created"}
+    assert stderr.startswith("pets create: 3 created, 0 refused, 0 failed, 0 unknown, 0 invalid;")
+    assert stderr.endswith(f"; journal {journal}\n")
+    assert (journal.stat().st_mode & 0o777) == 0o600
+
+    again, printed, stderr = command(source, journal=journal)
+
+    assert again == 0
+    assert len(command.store.requests) == 3
+    assert {value.get("earlier") for value in printed} == {True}
+    assert "3 created and 0 refused by an earlier run (not sent again)" in stderr
+
+
+@pytest.mark.parametrize(
+    ("name", "content", "given", "message"),
+    [
+        (
+            "pets.txt",
+            b"",
+            None,
+            "cannot tell the format of '{source}' from its name (.jsonl, .ndjson or .csv): "
+            "give --format jsonl or --format csv",
+        ),
+        (None, b"", None, "cannot read '{source}': No such file or directory"),
+        ("pets.csv", b"name,status\n", None, "line 1: the CSV header has no 'categoryId' column"),
+        ("pets.txt", b"name,categoryId\n", "jsonl", None),  # given: the name does not matter
+    ],
+)
+def test_an_input_that_cannot_be_read_as_records_is_refused_before_anything_is_sent(
+    command: Command,
+    tmp_path: Path,
+    name: str | None,
+    content: bytes,
+    given: str | None,
+    message: str | None,
+) -> None:
+    source = tmp_path / (name or "missing.jsonl")
+    if name is not None:
+        source.write_bytes(content)
+
+    status, printed, stderr = command(source, given_format=given)
+
+    assert command.store.requests == []
+    if message is None:  # read as JSONL: one invalid line
+        assert status == 2
+        assert [value["status"] for value in printed] == ["invalid"]
+        return
+    assert (status, printed) == (2, [])
+    assert stderr == f"error: {message.format(source=source)}\n"
+
+
+def test_a_journal_that_cannot_be_opened_is_refused_before_anything_is_sent(
+    command: Command, tmp_path: Path
+) -> None:
+    source = tmp_path / "pets.jsonl"
+    source.write_bytes(records(1))
+
+    status, printed, stderr = command(source, journal=tmp_path)  # a folder
+
+    assert (status, printed, command.store.requests) == (2, [], [])
+    assert stderr == f"error: cannot use the journal '{tmp_path}': Is a directory\n"
+
+
+def test_a_journal_for_a_longer_input_is_refused_before_anything_is_sent(
+    command: Command, tmp_path: Path
+) -> None:
+    source = tmp_path / "pets.jsonl"
+    source.write_bytes(records(3))
+    journal = tmp_path / "pets.journal"
+    assert command(source, journal=journal)[0] == 0
+    source.write_bytes(records(2))
+
+    status, printed, stderr = command(source, journal=journal)
+
+    assert (status, printed, len(command.store.requests)) == (2, [], 3)
+    assert stderr == (
+        f"error: the journal '{journal}' has an entry for line 3, which '{source}' does not "
+        "have: it was written for another input; give another --journal\n"
+    )
+
+
+def test_a_journal_others_can_read_is_used_with_a_notice(command: Command, tmp_path: Path) -> None:
+    source = tmp_path / "pets.jsonl"
+    source.write_bytes(records(1))
+    journal = tmp_path / "pets.journal"
+    journal.touch(mode=0o644)
+    journal.chmod(0o644)
+
+    status, _, stderr = command(source, journal=journal)
+
+    assert status == 0
+    assert stderr.startswith(
+        f"notice: the journal '{journal}' can be read by other users (mode 0644) and holds "
+        f"names, keys and error messages: chmod 600 '{journal}'\n"
+    )
+
+
+def test_with_stdout_closed_nothing_is_sent(
+    command: Command, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    source = tmp_path / "pets.jsonl"
+    source.write_bytes(records(1))
+    monkeypatch.setattr("sys.stdout", None)
+
+    status, _, stderr = command(source)
+
+    assert (status, command.store.requests) == (4, [])
+    assert stderr == "error: stdout is closed: no record's outcome could be shown; none was sent\n"
+
+
+def test_the_signal_handlers_are_the_callers_again_after_the_run(
+    command: Command, tmp_path: Path
+) -> None:
+    source = tmp_path / "pets.jsonl"
+    source.write_bytes(records(1))
+    before = {signum: signal.getsignal(signum) for signum in (signal.SIGINT, signal.SIGTERM)}
+
+    assert command(source)[0] == 0
+
+    assert {signum: signal.getsignal(signum) for signum in before} == before
+
+
+@pytest.mark.skipif(not hasattr(signal, "SIGHUP"), reason="no SIGHUP")
+def test_an_ignored_signal_stays_ignored(command: Command, tmp_path: Path) -> None:
+    # nohup: SIGHUP ignored. The run must not take it back, during or after.
+    source = tmp_path / "pets.jsonl"
+    source.write_bytes(records(1))
+    previous = signal.signal(signal.SIGHUP, signal.SIG_IGN)
+    try:
+        assert command(source)[0] == 0
+        assert signal.getsignal(signal.SIGHUP) is signal.SIG_IGN
+    finally:
+        signal.signal(signal.SIGHUP, previous)
+
+
+def test_the_input_is_closed_after_the_run(command: Command, tmp_path: Path) -> None:
+    source = tmp_path / "pets.jsonl"
+    source.write_bytes(records(2))
+    before = set(os.listdir("/proc/self/fd")) if os.path.isdir("/proc/self/fd") else None
+
+    assert command(source)[0] == 0
+
+    if before is not None:
+        assert set(os.listdir("/proc/self/fd")) <= before
