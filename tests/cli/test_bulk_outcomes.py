@@ -469,3 +469,47 @@ def test_a_record_resent_and_then_left_unsent_keeps_its_mark(tmp_path: Path) -> 
         "state": "unsent",
         "resent": True,
     }
+
+
+def test_each_outcome_is_counted_in_the_summary() -> None:
+    store = FakeAnimalStore(api_keys=(KEY,))
+    store.inject(
+        Fault.error(422, operation="create", times=2),
+        Fault.error(500, operation="create", times=2),
+        Fault.drop(processed=False, operation="create", times=2),
+    )
+
+    exit_code, printed, stderr = run(store, records(8) + b"[]\n{}\n")
+
+    assert [value["status"] for value in printed] == (
+        ["refused"] * 2 + ["failed"] * 2 + ["unknown"] * 2 + ["created"] * 2 + ["invalid"] * 2
+    )
+    assert stderr.startswith("pets create: 2 created, 2 refused, 2 failed, 2 unknown, 2 invalid;")
+    assert "answer lost for 2 record(s), which may have been created: line(s) 5, 6;" in stderr
+    assert exit_code == 3
+
+
+@pytest.mark.parametrize(
+    ("signum", "said", "again"),
+    [
+        (signal.SIGINT, "interrupted", "Ctrl-C again"),
+        (signal.SIGTERM, "terminated (SIGTERM)", "another signal"),
+        (signal.SIGHUP, "hung up (SIGHUP)", "another signal"),
+    ],
+)
+def test_the_first_signal_says_how_to_stop_waiting(signum: int, said: str, again: str) -> None:
+    stderr = io.StringIO()
+    bulk = Bulk(
+        FakeAnimalStore(api_keys=(KEY,)).async_client(),
+        NoJournal(),
+        1,
+        io.StringIO(),
+        Progress(stderr, bar=False, fraction=lambda: None),
+    )
+
+    bulk.interrupt(signum)
+
+    assert stderr.getvalue() == (
+        f"{said}: waiting for the calls in flight to end; {again} to stop waiting "
+        "(their records are then resent by a re-run)\n"
+    )

@@ -15,6 +15,8 @@ from pathlib import Path
 import pytest
 
 from animalstore_client._cli.bulk import create_from_file
+from animalstore_client._cli.journal import Entry, Header, Journal
+from animalstore_client._cli.records import Record, read_records
 from animalstore_client.testing import FakeAnimalStore
 
 KEY = "test-key"
@@ -33,6 +35,9 @@ class Command:
     def __init__(self, capsys: pytest.CaptureFixture[str]) -> None:
         self.store = FakeAnimalStore(api_keys=(KEY,))
         self._capsys = capsys
+        with self.store.client() as client:
+            #: The API's address as the journal's header holds it.
+            self.base_url = client.base_url
 
     def __call__(
         self, source: Path | str, *, journal: Path | None = None, given_format: str | None = None
@@ -208,3 +213,123 @@ def test_the_input_is_closed_after_the_run(command: Command, tmp_path: Path) -> 
 
     if before is not None:
         assert set(os.listdir("/proc/self/fd")) <= before
+
+
+PET_1 = {"id": 41, "name": "pet-1", "categoryId": 1}
+REFUSAL = {"code": "invalid_field", "message": "no", "status": 422}
+
+
+def server_error(status: int) -> dict[str, object]:
+    return {"code": "server_error", "message": "oops", "status": status}
+
+
+@pytest.mark.parametrize(
+    ("earlier", "sent", "printed", "resent_in_journal"),
+    [
+        # Seen through: not sent again, printed as the earlier run wrote it.
+        (
+            {"state": "created", "pet": PET_1},
+            False,
+            {"status": "created", "pet": PET_1, "earlier": True},
+            None,
+        ),
+        (
+            {"state": "refused", "error": REFUSAL},
+            False,
+            {"status": "refused", "error": REFUSAL, "earlier": True},
+            None,
+        ),
+        (
+            {"state": "created", "pet": PET_1, "resent": True},
+            False,
+            {"status": "created", "pet": PET_1, "earlier": True, "resent": True},
+            None,
+        ),
+        # Not seen through: sent again with its key; marked when it may exist already.
+        ({"state": "unsent"}, True, {"status": "created"}, None),
+        ({"state": "unsent", "resent": True}, True, {"status": "created", "resent": True}, True),
+        ({"state": "failed", "error": server_error(503)}, True, {"status": "created"}, None),
+        ({"state": "failed", "error": server_error(429)}, True, {"status": "created"}, None),
+        (
+            {"state": "failed", "error": server_error(500)},
+            True,
+            {"status": "created", "resent": True},
+            True,
+        ),
+        ({"state": "unknown"}, True, {"status": "created", "resent": True}, True),
+        ({"state": "started"}, True, {"status": "created", "resent": True}, True),
+    ],
+)
+def test_a_rerun_goes_by_what_the_journal_holds_for_each_record(
+    command: Command,
+    tmp_path: Path,
+    earlier: dict[str, object],
+    sent: bool,
+    printed: dict[str, object],
+    resent_in_journal: bool | None,
+) -> None:
+    source = tmp_path / "pets.jsonl"
+    source.write_bytes(b'{"name": "pet-1", "categoryId": 1, "status": "sold"}\n')
+    journal = tmp_path / "pets.journal"
+    header = Header(command.base_url, str(source), "jsonl")
+    with open(source, "rb") as stream:
+        [record] = read_records(stream, "jsonl")
+    assert isinstance(record, Record)
+    opened = Journal.open(str(journal), header)
+    opened.append(Entry(1, "key-1", record.digest, **earlier))  # type: ignore[arg-type]
+    opened.close()
+
+    status, [line], stderr = command(source, journal=journal)
+
+    assert status == (1 if earlier["state"] == "refused" else 0)  # refused, then or now: 1
+    assert {name: value for name, value in line.items() if name in printed} == printed
+    assert line["line"] == 1
+    assert line["idempotency_key"] == "key-1"
+    assert set(line) == {"line", "idempotency_key", *printed} | ({"pet"} if sent else set())
+    requests = command.store.requests
+    assert len(requests) == int(sent)
+    if sent:
+        assert requests[0].headers["idempotency-key"] == "key-1"
+        assert [(pet.name, pet.status) for pet in command.store.pets] == [("pet-1", "sold")]
+        entries = [json.loads(raw) for raw in journal.read_bytes().splitlines()[2:]]
+        # Its key is on disk already: journaled started again only if it was not sent before.
+        states = [entry["state"] for entry in entries]
+        in_doubt = resent_in_journal and earlier["state"] != "unsent"
+        assert states == (["created"] if in_doubt else ["started", "created"])
+        assert {entry.get("resent") for entry in entries} == {resent_in_journal}
+    if sent:
+        counts = "1 created, 0 refused, 0 failed, 0 unknown, 0 invalid;"
+    else:
+        done = (1, 0) if earlier["state"] == "created" else (0, 1)
+        counts = (
+            "0 created, 0 refused, 0 failed, 0 unknown, 0 invalid, {} created and {} refused "
+            "by an earlier run (not sent again);".format(*done)
+        )
+    assert stderr.startswith(f"pets create: {counts}")
+    may_twice = "resent 1 record(s) that an earlier run may have created"
+    assert (may_twice in stderr) is bool(sent and resent_in_journal)
+    assert ("1 record(s) seen through by an earlier run were resent then" in stderr) is (
+        not sent and earlier.get("resent") is True
+    )
+
+
+def test_a_journal_whose_entry_is_for_another_record_stops_the_run_at_that_line(
+    command: Command, tmp_path: Path
+) -> None:
+    source = tmp_path / "pets.jsonl"
+    source.write_bytes(records(3))
+    journal = tmp_path / "pets.journal"
+    opened = Journal.open(str(journal), Header(command.base_url, str(source), "jsonl"))
+    opened.append(Entry(2, "key-2", "not-this-records-digest", "unsent"))
+    opened.close()
+
+    status, printed, stderr = command(source, journal=journal)
+
+    assert status == 2
+    assert "pet-2" not in [pet.name for pet in command.store.pets]
+    assert all(value["line"] != 2 for value in printed)
+    assert (
+        f"stopped early: line 2 of the input is not the record that the journal '{journal}' "
+        "holds for line 2: the journal was written for another input, or the input changed "
+        "since; nothing more is sent\n"
+    ) in stderr
