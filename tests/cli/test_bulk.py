@@ -259,17 +259,25 @@ def test_stdin_is_read_as_jsonl_and_streamed(dedup: Server) -> None:
     assert "no journal" in run.summary()
 
 
-@POSIX_ONLY
-def test_records_from_a_pipe_go_as_they_come(dedup: Server) -> None:
-    # The first record is sent while the writer has not written the second: it would not be,
-    # were the input read to its end (or a batch filled) before anything is sent.
-    process = subprocess.Popen(
+def from_a_pipe(
+    base_url: str, preexec_fn: Callable[[], None] | None = None
+) -> subprocess.Popen[bytes]:
+    """Start ``pets create --from-file -``, its stdin a pipe the test writes to (and closes)."""
+    return subprocess.Popen(
         [*DEFAULT_LAUNCHER, "pets", "create", "--from-file", "-"],
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
-        env=environment(dedup.base_url, KEY),
+        env=environment(base_url, KEY),
+        preexec_fn=preexec_fn,
     )
+
+
+@POSIX_ONLY
+def test_records_from_a_pipe_go_as_they_come(dedup: Server) -> None:
+    # The first record is sent while the writer has not written the second: it would not be,
+    # were the input read to its end (or a batch filled) before anything is sent.
+    process = from_a_pipe(dedup.base_url)
     assert process.stdin is not None
     try:
         process.stdin.write(b'{"name": "first", "categoryId": 1}\n')
@@ -293,14 +301,7 @@ def test_a_signal_while_the_pipe_stays_open_ends_the_run(dedup: Server, signum: 
     # `tail -f ... | animalstore pets create --from-file -`: the writer never closes the pipe,
     # and the input's reader waits in a read when the signal comes. The run must end all the
     # same (closing the input would wait for that read: for ever).
-    process = subprocess.Popen(
-        [*DEFAULT_LAUNCHER, "pets", "create", "--from-file", "-"],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        env=environment(dedup.base_url, KEY),
-        preexec_fn=signal_default(signum),
-    )
+    process = from_a_pipe(dedup.base_url, signal_default(signum))
     assert process.stdin is not None
     try:
         process.stdin.write(b'{"name": "first", "categoryId": 1}\n')
