@@ -620,6 +620,7 @@ def _handle_signals(
             undo.append(functools.partial(loop.remove_signal_handler, signum))
         except NotImplementedError:  # Windows: from the signal handler, through the loop
             signal.signal(signum, lambda number, _: loop.call_soon_threadsafe(handler, number))
+        if previous is not None:  # the loop's removal leaves Python's default, not the caller's
             undo.append(functools.partial(signal.signal, signum, previous))
 
     def restore() -> None:

@@ -45,6 +45,7 @@ class Feed:
         # What next_group waited for, taken before the queue's: at most one.
         self._waited: list[Record | Invalid | OSError | None] = []
         self._thread: threading.Thread | None = None
+        self._read_all = False
         if not is_file(stream):
             self._queue = asyncio.Queue(group)
             loop = asyncio.get_running_loop()
@@ -55,8 +56,8 @@ class Feed:
 
     @property
     def reading(self) -> bool:
-        """Whether its thread may be in a read of the input: it has not seen the end yet."""
-        return self._thread is not None and self._thread.is_alive()
+        """Whether its thread may be in a read of the input, or start one: not done with it."""
+        return self._thread is not None and not self._read_all
 
     async def next_group(self) -> list[Record | Invalid] | None:
         """Return the next records, waiting for the first: up to the group size.
@@ -114,14 +115,16 @@ class Feed:
                 put.close()
                 raise
 
+        end: OSError | None = None
         try:
             try:
                 for item in self._records:
                     hand_over(item)
             except OSError as error:
-                hand_over(error)
-                return
-            hand_over(None)
+                end = error
+            finally:
+                self._read_all = True  # no read after this one: the input may be closed
+            hand_over(end)
         except (RuntimeError, concurrent.futures.CancelledError):
             pass  # the run ended first, and its loop with it
 

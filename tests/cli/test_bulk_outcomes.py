@@ -19,6 +19,8 @@ import pytest
 from animalstore_client._cli.bulk import (
     REFUSED_STATUSES,
     Bulk,
+    _fraction_read,
+    _handle_signals,
     _has_line,
     _maybe_created,
     exit_status,
@@ -513,3 +515,60 @@ def test_the_first_signal_says_how_to_stop_waiting(signum: int, said: str, again
         f"{said}: waiting for the calls in flight to end; {again} to stop waiting "
         "(their records are then resent by a re-run)\n"
     )
+
+
+def test_how_much_of_the_input_is_read_is_known_for_a_file_only(tmp_path: Path) -> None:
+    path = tmp_path / "input"
+    path.write_bytes(b"x" * 200)
+    with open(path, "rb") as stream:
+        fraction = _fraction_read(stream)
+        assert fraction() == 0.0
+        stream.read(50)
+        assert fraction() == 0.25
+        stream.seek(400)  # past the size it had: never more than all of it
+        assert fraction() == 1.0
+    (tmp_path / "empty").write_bytes(b"")
+    with open(tmp_path / "empty", "rb") as empty:
+        assert _fraction_read(empty)() is None
+    read_end, write_end = os.pipe()
+    with open(read_end, "rb") as pipe, open(write_end, "wb"):
+        assert _fraction_read(pipe)() is None
+
+
+class LoopWithoutSignals(asyncio.SelectorEventLoop):
+    """A loop that cannot take signal handlers, as on Windows."""
+
+    def add_signal_handler(self, sig: int, callback: Any, *args: Any) -> None:  # type: ignore[override]
+        raise NotImplementedError
+
+
+@pytest.mark.skipif(not hasattr(signal, "SIGHUP"), reason="POSIX signals")
+@pytest.mark.parametrize("loop_class", [asyncio.SelectorEventLoop, LoopWithoutSignals])
+def test_each_stopping_signal_reaches_the_run_but_an_ignored_one_and_the_callers_come_back(
+    loop_class: type[asyncio.AbstractEventLoop],
+) -> None:
+    received: list[int] = []
+
+    def callers(signum: int, frame: object) -> None:
+        raise AssertionError("the run's handler should have had it")
+
+    before = {
+        signal.SIGINT: signal.signal(signal.SIGINT, signal.SIG_IGN),  # a background job's
+        signal.SIGTERM: signal.signal(signal.SIGTERM, callers),
+        signal.SIGHUP: signal.signal(signal.SIGHUP, callers),
+    }
+    loop = loop_class()
+    try:
+        restore = _handle_signals(loop, received.append)
+        for signum in (signal.SIGTERM, signal.SIGHUP):
+            signal.raise_signal(signum)
+        loop.run_until_complete(asyncio.sleep(0.05))  # the loop delivers them
+        restore()
+        after = {signum: signal.getsignal(signum) for signum in before}
+    finally:
+        loop.close()
+        for signum, handler in before.items():
+            signal.signal(signum, handler)
+
+    assert received == [signal.SIGTERM, signal.SIGHUP]
+    assert after == {signal.SIGINT: signal.SIG_IGN, signal.SIGTERM: callers, signal.SIGHUP: callers}

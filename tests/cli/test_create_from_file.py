@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import os
 import signal
+import threading
 from pathlib import Path
 
 import pytest
@@ -17,7 +18,7 @@ import pytest
 from animalstore_client._cli.bulk import create_from_file
 from animalstore_client._cli.journal import Entry, Header, Journal
 from animalstore_client._cli.records import Record, read_records
-from animalstore_client.testing import FakeAnimalStore
+from animalstore_client.testing import FakeAnimalStore, Fault
 
 KEY = "test-key"
 
@@ -73,6 +74,22 @@ def test_a_run_creates_each_record_and_a_rerun_sends_none_again(
     assert stderr.startswith("pets create: 3 created, 0 refused, 0 failed, 0 unknown, 0 invalid;")
     assert stderr.endswith(f"; journal {journal}\n")
     assert (journal.stat().st_mode & 0o777) == 0o600
+    header, *entries = [json.loads(line) for line in journal.read_bytes().splitlines()]
+    assert header == {
+        "journal": "animalstore pets create --from-file",
+        "version": 1,
+        "base_url": command.base_url,
+        "input": str(source),
+        "format": "jsonl",
+    }
+    # Each key journaled started before its send; each outcome as printed, the animal with it.
+    keys = {value["line"]: value["idempotency_key"] for value in printed}
+    assert sorted((e["line"], e["state"], e["key"]) for e in entries) == sorted(
+        [(line, "started", key) for line, key in keys.items()]
+        + [(line, "created", key) for line, key in keys.items()]
+    )
+    created = {e["line"]: e["pet"] for e in entries if e["state"] == "created"}
+    assert created == {value["line"]: value["pet"] for value in printed}
 
     again, printed, stderr = command(source, journal=journal)
 
@@ -333,3 +350,48 @@ def test_a_journal_whose_entry_is_for_another_record_stops_the_run_at_that_line(
         "holds for line 2: the journal was written for another input, or the input changed "
         "since; nothing more is sent\n"
     ) in stderr
+
+
+def test_stdin_is_read_through_the_runs_own_file_object(command: Command, tmp_path: Path) -> None:
+    read_end, write_end = os.pipe()
+    os.write(write_end, records(2))
+    os.close(write_end)
+    saved = os.dup(0)
+    os.dup2(read_end, 0)
+    os.close(read_end)
+    try:
+        status, printed, _ = command("-")
+    finally:
+        os.dup2(saved, 0)
+        os.close(saved)
+
+    assert status == 0
+    assert sorted(pet.name for pet in command.store.pets) == ["pet-1", "pet-2"]
+    assert len(printed) == 2
+
+
+def test_a_signal_during_the_run_stops_it_as_ctrl_c_does(command: Command, tmp_path: Path) -> None:
+    # A real SIGTERM to this process while a call is in flight. The test's own handler stands
+    # by: the run must put its own in place (and give this one back after).
+    source = tmp_path / "pets.jsonl"
+    source.write_bytes(records(5))
+    command.store.inject(Fault.delay(0.5, operation="create", times=None))
+    caught: list[int] = []
+
+    def mine(signum: int, frame: object) -> None:
+        caught.append(signum)
+
+    previous = signal.signal(signal.SIGTERM, mine)
+    timer = threading.Timer(0.2, os.kill, (os.getpid(), signal.SIGTERM))
+    try:
+        timer.start()
+        status, printed, stderr = command(source)
+        assert signal.getsignal(signal.SIGTERM) is mine
+    finally:
+        timer.cancel()
+        signal.signal(signal.SIGTERM, previous)
+
+    assert caught == []
+    assert status == 143
+    assert 1 <= len(printed) < 5
+    assert "stopped early: terminated (SIGTERM)" in stderr

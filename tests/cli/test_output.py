@@ -57,6 +57,7 @@ def printed(
 
 REX = Pet(1, "Rex", 3, PetStatus.AVAILABLE)
 WIDE = Pet(12, "\uff32\uff45\uff58", 140)  # fullwidth "Rex": two columns a character
+CJK = Pet(5, "\u732b", 6)  # "cat": a wide character, two columns
 COMBINED = Pet(3, "e\u0301", 7, PetStatus.SOLD)  # "é" as e and a combining accent: one column
 HOSTILE = Pet(4, "a\x1b[2Jb\u202ec\x85d", 5, "odd\x07")
 
@@ -64,7 +65,9 @@ HOSTILE = Pet(4, "a\x1b[2Jb\u202ec\x85d", 5, "odd\x07")
 def test_a_table_aligns_by_the_columns_each_character_takes(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    table = printed(monkeypatch, [REX, WIDE, COMBINED], "table", terminal=True, encoding="utf-8")
+    table = printed(
+        monkeypatch, [REX, WIDE, COMBINED, CJK], "table", terminal=True, encoding="utf-8"
+    )
     lines = table.decode("utf-8")
 
     assert lines.split("\n") == [
@@ -72,6 +75,7 @@ def test_a_table_aligns_by_the_columns_each_character_takes(
         " 1  Rex" + " " * 12 + "3  available",
         "12  \uff32\uff45\uff58       140  -",
         " 3  e\u0301" + " " * 14 + "7  sold",
+        " 5  \u732b" + " " * 13 + "6  -",
         "",
     ]
 
@@ -122,6 +126,13 @@ def test_json_outside_a_terminal_keeps_every_character_but_a_lone_surrogate(
     assert out == '{"id": 4, "name": "a\u202eb\\ud800c\U0001f600", "categoryId": 5}\n'.encode()
 
 
+def test_indented_json_on_a_terminal_escapes_them_too(monkeypatch: pytest.MonkeyPatch) -> None:
+    out = printed(monkeypatch, [HOSTILE], "json", terminal=True)
+
+    assert b'    "name": "a\\u001b[2Jb\\u202ec\\u0085d",\n' in out
+    assert json.loads(out) == [HOSTILE.to_dict()]
+
+
 def test_json_on_a_terminal_escapes_every_character_that_is_not_printable(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
@@ -135,7 +146,13 @@ def test_json_on_a_terminal_escapes_every_character_that_is_not_printable(
 
 
 def test_jsonl_is_a_line_per_animal_and_nothing_for_none(monkeypatch: pytest.MonkeyPatch) -> None:
-    assert printed(monkeypatch, [REX, COMBINED], "jsonl", terminal=False).count(b"\n") == 2
+    assert (
+        printed(monkeypatch, [REX, WIDE], "jsonl", terminal=False)
+        == (
+            '{"id": 1, "name": "Rex", "categoryId": 3, "status": "available"}\n'
+            '{"id": 12, "name": "\uff32\uff45\uff58", "categoryId": 140}\n'
+        ).encode()
+    )
     assert printed(monkeypatch, [], "jsonl", terminal=False) == b""
     assert printed(monkeypatch, [], "json", terminal=False) == b"[]\n"
 

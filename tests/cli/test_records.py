@@ -84,6 +84,11 @@ def pet(
             id="the field given twice named, not the first",
         ),
         pytest.param(
+            b'{"name":"Rex","categoryId":3}XX\n',
+            [Invalid(1, "not valid JSON: Extra data at column 30")],
+            id="text after the object",
+        ),
+        pytest.param(
             b'{"name":"A",   \r\n',
             [
                 Invalid(
