@@ -9,8 +9,10 @@ from __future__ import annotations
 import asyncio
 import io
 import json
+import logging
 import os
 import signal
+import uuid
 from pathlib import Path
 from typing import Any
 
@@ -572,3 +574,190 @@ def test_each_stopping_signal_reaches_the_run_but_an_ignored_one_and_the_callers
 
     assert received == [signal.SIGTERM, signal.SIGHUP]
     assert after == {signal.SIGINT: signal.SIG_IGN, signal.SIGTERM: callers, signal.SIGHUP: callers}
+
+
+class BrokenPipeOut(io.StringIO):
+    """A stdout whose reader is gone (`| head`)."""
+
+    def write(self, text: str) -> int:
+        raise BrokenPipeError(32, "Broken pipe")
+
+
+class FailsAtFlush(io.StringIO):
+    """A stdout that takes the lines and fails when they are flushed: ``error``."""
+
+    def __init__(self, error: OSError) -> None:
+        super().__init__()
+        self.error = error
+
+    def flush(self) -> None:
+        raise self.error
+
+
+class UnreadableInput(io.BytesIO):
+    """An input that fails on its second read (a disk error)."""
+
+    reads = 0
+
+    def readline(self, size: int | None = -1, /) -> bytes:
+        self.reads += 1
+        if self.reads > 1:
+            raise OSError(5, "Input/output error")
+        return super().readline(size)
+
+
+class JournalFailing(NoJournal):
+    """A journal that fails at ``where``: its append, its flush to disk or its close."""
+
+    def __init__(self, where: str) -> None:
+        self.where = where
+
+    def append(self, *entries: Entry) -> int:
+        if self.where == "append":
+            raise OSError(28, "No space left on device")
+        return 1
+
+    async def durable(self, ticket: int) -> None:
+        if self.where == "durable":
+            raise OSError(5, "Input/output error")
+
+    def close(self) -> None:
+        if self.where == "close":
+            raise OSError(28, "No space left on device")
+
+
+@pytest.mark.parametrize(
+    ("stdout", "stream", "journal", "status", "message"),
+    [
+        (BrokenPipeOut(), None, NoJournal(), 141, "stdout was closed"),
+        (
+            FailsAtFlush(BrokenPipeError(32, "Broken pipe")),
+            None,
+            NoJournal(),
+            141,
+            "stdout was closed",
+        ),
+        (
+            FailsAtFlush(OSError(28, "No space left on device")),
+            None,
+            NoJournal(),
+            4,
+            "cannot write to stdout: No space left on device",
+        ),
+        (
+            io.StringIO(),
+            UnreadableInput(records(3)),
+            NoJournal(),
+            2,
+            "cannot read the input: Input/output error",
+        ),
+        (
+            io.StringIO(),
+            None,
+            JournalFailing("append"),
+            4,
+            "cannot write the journal: No space left on device",
+        ),
+        (
+            io.StringIO(),
+            None,
+            JournalFailing("durable"),
+            4,
+            "cannot write the journal: Input/output error",
+        ),
+        (
+            io.StringIO(),
+            None,
+            JournalFailing("close"),
+            4,
+            "cannot write the journal: No space left on device",
+        ),
+    ],
+    ids=["stdout gone", "gone at flush", "stdout full", "input", "append", "flush", "close"],
+)
+def test_each_failure_to_read_or_write_stops_the_run_with_its_status_and_reason(
+    stdout: io.StringIO,
+    stream: io.BytesIO | None,
+    journal: NoJournal,
+    status: int,
+    message: str,
+) -> None:
+    store = FakeAnimalStore(api_keys=(KEY,))
+    stream = io.BytesIO(records(3)) if stream is None else stream
+    stderr = io.StringIO()
+
+    async def go() -> tuple[int, Bulk]:
+        async with store.async_client(max_retries=0) as client:
+            progress = Progress(stderr, bar=False, fraction=lambda: None)
+            bulk = Bulk(client, journal, 1, stdout, progress)
+            return await bulk.run(read_records(stream, "jsonl"), stream), bulk
+
+    exit_code, bulk = asyncio.run(go())
+
+    assert exit_code == status
+    assert bulk.stop is not None
+    assert (bulk.stop.message, bulk.stop.status) == (message, status)
+    assert f"stopped early: {message}\n" in stderr.getvalue()
+
+
+def test_a_record_without_a_key_of_its_own_gets_a_new_one(tmp_path: Path) -> None:
+    store = FakeAnimalStore(api_keys=(KEY,))
+
+    _, printed, _ = run(store, records(3))
+
+    keys = [request.headers["idempotency-key"] for request in store.requests]
+    assert sorted(keys) == sorted(value["idempotency_key"] for value in printed)
+    assert len(set(keys)) == 3
+    assert all(str(uuid.UUID(key, version=4)) == key for key in keys)
+
+
+def test_the_journal_is_logged_at_the_end_of_a_run(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    source = tmp_path / "pets.jsonl"
+    source.write_bytes(records(3))
+    path = str(tmp_path / "journal")
+    stdout, stderr = io.StringIO(), io.StringIO()
+
+    async def go() -> int:
+        store = FakeAnimalStore(api_keys=(KEY,))
+        async with store.async_client(max_retries=0) as client:
+            journal = Journal.open(path, Header(client.base_url, str(source), "jsonl"))
+            progress = Progress(stderr, bar=False, fraction=lambda: None)
+            bulk = Bulk(client, journal, 1, stdout, progress)
+            with open(source, "rb") as stream:
+                return await bulk.run(read_records(stream, "jsonl"), stream)
+
+    with caplog.at_level(logging.DEBUG, logger="animalstore_client.cli"):
+        assert asyncio.run(go()) == 0
+
+    [record] = [r for r in caplog.records if r.name == "animalstore_client.cli"]
+    # 3 keys started, 3 outcomes; to disk twice: the keys together, then all at the close.
+    assert record.getMessage() == f"journal {path}: 6 entries written, 2 flushes to disk"
+
+
+def test_with_no_journal_nothing_about_one_is_logged(caplog: pytest.LogCaptureFixture) -> None:
+    with caplog.at_level(logging.DEBUG, logger="animalstore_client.cli"):
+        run(FakeAnimalStore(api_keys=(KEY,)), records(1))
+
+    assert [r for r in caplog.records if r.name == "animalstore_client.cli"] == []
+
+
+def test_a_signal_after_the_run_is_over_is_let_go() -> None:
+    store = FakeAnimalStore(api_keys=(KEY,))
+    stream = io.BytesIO(records(1))
+    stderr = io.StringIO()
+
+    async def go() -> Bulk:
+        async with store.async_client(max_retries=0) as client:
+            progress = Progress(stderr, bar=False, fraction=lambda: None)
+            bulk = Bulk(client, NoJournal(), 1, io.StringIO(), progress)
+            assert await bulk.run(read_records(stream, "jsonl"), stream) == 0
+            return bulk
+
+    bulk = asyncio.run(go())
+    summary = stderr.getvalue()
+    bulk.interrupt(signal.SIGINT)
+
+    assert stderr.getvalue() == summary
+    assert bulk.stop is None

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import io
 import json
+import tracemalloc
 
 import pytest
 
@@ -352,3 +353,58 @@ def test_a_name_that_says_no_format_asks_for_format(path: str) -> None:
         f"cannot tell the format of {path!r} from its name (.jsonl, .ndjson or .csv): "
         "give --format jsonl or --format csv"
     )
+
+
+def a_line_of(size: int) -> bytes:
+    """A JSON record of exactly ``size`` bytes (its name makes up the length)."""
+    head, tail = b'{"name":"', b'","categoryId":1}'
+    return head + b"x" * (size - len(head) - len(tail)) + tail
+
+
+@pytest.mark.parametrize(
+    ("line", "valid"),
+    [
+        (a_line_of(MAX_LINE_BYTES), True),  # the last line, at the limit, without a line end
+        (a_line_of(MAX_LINE_BYTES) + b"\n", True),  # at the limit, its line end past it
+        (a_line_of(MAX_LINE_BYTES + 1) + b"\n", False),
+    ],
+)
+def test_the_limit_is_on_a_lines_content_not_its_line_end(line: bytes, valid: bool) -> None:
+    [read_back] = read("jsonl", line)
+
+    assert isinstance(read_back, Record) is valid
+    if not valid:
+        assert read_back == Invalid(1, f"the line is longer than {MAX_LINE_BYTES} bytes")
+
+
+def test_a_line_past_the_limit_is_skipped_in_pieces_not_held_whole() -> None:
+    data = b"x" * (24 << 20) + b"\n" + b'{"name":"Rex","categoryId":3}\n'
+    stream = io.BytesIO(data)
+    tracemalloc.start()
+    try:
+        read_back = list(read_records(stream, "jsonl"))
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+
+    assert read_back[1] == Record(2, NewPet("Rex", 3), None, REX_3)
+    assert peak < 4 * MAX_LINE_BYTES  # a few pieces of the 24 MiB line at most
+
+
+def test_records_with_keys_of_their_own_each_are_valid() -> None:
+    read_back = read(
+        "jsonl",
+        b'{"name":"A","categoryId":1,"idempotency_key":"k-1"}\n'
+        b'{"name":"B","categoryId":2,"idempotency_key":"k-2"}\n',
+    )
+
+    assert [type(record) for record in read_back] == [Record, Record]
+
+
+def test_the_digest_of_a_name_beyond_ascii_is_the_one_earlier_versions_journaled() -> None:
+    # Written as UTF-8, not as \\u escapes: a change would refuse every journal of a run
+    # whose input has such a name ("not the record that the journal holds").
+    [record] = read("jsonl", '{"name":"\u00e9t\u00e9","categoryId":3}\n'.encode())
+
+    assert isinstance(record, Record)
+    assert record.digest == "a6f3d1233137d1c9"
