@@ -121,7 +121,8 @@ def test_a_run_gives_up_after_twice_its_concurrency_failures_in_a_row_ten_at_lea
     assert len(printed) == creates(store)
     assert {value["status"] for value in printed} == {"failed"}
     assert exit_code == 1
-    assert f"stopped early: the last {bound} records all failed (the latest: " in stderr
+    latest = printed[-1]["error"]["message"]
+    assert f"stopped early: the last {bound} records all failed (the latest: {latest}); " in stderr
     assert "the records not yet sent are left for a re-run" in stderr
 
 
@@ -594,6 +595,20 @@ class FailsAtFlush(io.StringIO):
         raise self.error
 
 
+class FailsAtSecondFlush(io.StringIO):
+    """A stdout whose first flush (the first line's) works, and the last one fails: ``error``."""
+
+    def __init__(self, error: OSError) -> None:
+        super().__init__()
+        self.error = error
+        self.flushes = 0
+
+    def flush(self) -> None:
+        self.flushes += 1
+        if self.flushes > 1:
+            raise self.error
+
+
 class UnreadableInput(io.BytesIO):
     """An input that fails on its second read (a disk error)."""
 
@@ -672,8 +687,34 @@ class JournalFailing(NoJournal):
             4,
             "cannot write the journal: No space left on device",
         ),
+        # The lines after the first wait in the buffer (a flush every 0.1 s): the one at the
+        # end fails.
+        (
+            FailsAtSecondFlush(BrokenPipeError(32, "Broken pipe")),
+            None,
+            NoJournal(),
+            141,
+            "stdout was closed",
+        ),
+        (
+            FailsAtSecondFlush(OSError(28, "No space left on device")),
+            None,
+            NoJournal(),
+            4,
+            "cannot write to stdout: No space left on device",
+        ),
     ],
-    ids=["stdout gone", "gone at flush", "stdout full", "input", "append", "flush", "close"],
+    ids=[
+        "stdout gone",
+        "gone at flush",
+        "stdout full",
+        "input",
+        "append",
+        "flush",
+        "close",
+        "gone at the last flush",
+        "full at the last flush",
+    ],
 )
 def test_each_failure_to_read_or_write_stops_the_run_with_its_status_and_reason(
     stdout: io.StringIO,

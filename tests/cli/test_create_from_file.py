@@ -395,3 +395,54 @@ def test_a_signal_during_the_run_stops_it_as_ctrl_c_does(command: Command, tmp_p
     assert status == 143
     assert 1 <= len(printed) < 5
     assert "stopped early: terminated (SIGTERM)" in stderr
+
+
+@pytest.mark.parametrize(
+    ("fault", "status", "exit_code"),
+    [
+        (Fault.error(500, operation="create"), "failed", 1),
+        (Fault.error(422, operation="create"), "refused", 1),
+        (Fault.drop(processed=False, operation="create"), "unknown", 3),
+    ],
+)
+def test_a_resent_record_keeps_its_mark_whatever_the_resend_gets(
+    command: Command, tmp_path: Path, fault: Fault, status: str, exit_code: int
+) -> None:
+    source = tmp_path / "pets.jsonl"
+    source.write_bytes(records(1))
+    journal = tmp_path / "pets.journal"
+    with open(source, "rb") as stream:
+        [record] = read_records(stream, "jsonl")
+    assert isinstance(record, Record)
+    opened = Journal.open(str(journal), Header(command.base_url, str(source), "jsonl"))
+    opened.append(Entry(1, "key-1", record.digest, "unknown"))
+    opened.close()
+    command.store.inject(fault)
+
+    code, [line], _ = command(source, journal=journal)
+
+    assert (code, line["status"], line["resent"]) == (exit_code, status, True)
+    last = json.loads(journal.read_bytes().splitlines()[-1])
+    assert (last["state"], last["resent"]) == (status, True)
+
+
+def test_records_refused_by_earlier_runs_are_each_counted(command: Command, tmp_path: Path) -> None:
+    source = tmp_path / "pets.jsonl"
+    source.write_bytes(records(2))
+    journal = tmp_path / "pets.journal"
+    with open(source, "rb") as stream:
+        read_back = list(read_records(stream, "jsonl"))
+    opened = Journal.open(str(journal), Header(command.base_url, str(source), "jsonl"))
+    for record in read_back:
+        assert isinstance(record, Record)
+        error = {"code": "invalid_field", "message": "no", "status": 422}
+        opened.append(
+            Entry(record.line, f"key-{record.line}", record.digest, "refused", error=error)
+        )
+    opened.close()
+
+    code, printed, stderr = command(source, journal=journal)
+
+    assert (code, command.store.requests) == (1, [])
+    assert [line["error"] for line in printed] == [error, error]
+    assert "0 created and 2 refused by an earlier run (not sent again)" in stderr
