@@ -589,10 +589,16 @@ class FailsAtFlush(io.StringIO):
 
     def __init__(self, error: OSError) -> None:
         super().__init__()
-        self.error = error
+        self.error: OSError | None = error
 
     def flush(self) -> None:
-        raise self.error
+        if self.error is not None:
+            raise self.error
+
+    def close(self) -> None:
+        # Collected, it is closed, which flushes: the failure is the run's, not the GC's.
+        self.error = None
+        super().close()
 
 
 class FailsAtSecondFlush(io.StringIO):
@@ -600,13 +606,17 @@ class FailsAtSecondFlush(io.StringIO):
 
     def __init__(self, error: OSError) -> None:
         super().__init__()
-        self.error = error
+        self.error: OSError | None = error
         self.flushes = 0
 
     def flush(self) -> None:
         self.flushes += 1
-        if self.flushes > 1:
+        if self.flushes > 1 and self.error is not None:
             raise self.error
+
+    def close(self) -> None:
+        self.error = None  # as FailsAtFlush's
+        super().close()
 
 
 class UnreadableInput(io.BytesIO):
