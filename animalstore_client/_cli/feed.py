@@ -44,20 +44,18 @@ class Feed:
         self._queue: asyncio.Queue[Record | Invalid | OSError | None] | None = None
         # What next_group waited for, taken before the queue's: at most one.
         self._waited: list[Record | Invalid | OSError | None] = []
-        self._thread: threading.Thread | None = None
         self._read_all = False
         if not is_file(stream):
             self._queue = asyncio.Queue(group)
             loop = asyncio.get_running_loop()
-            self._thread = threading.Thread(
+            threading.Thread(
                 target=self._read, args=(loop,), name="animalstore-input", daemon=True
-            )
-            self._thread.start()
+            ).start()
 
     @property
     def reading(self) -> bool:
         """Whether its thread may be in a read of the input, or start one: not done with it."""
-        return self._thread is not None and not self._read_all
+        return self._queue is not None and not self._read_all  # a queue: a thread reads
 
     async def next_group(self) -> list[Record | Invalid] | None:
         """Return the next records, waiting for the first: up to the group size.
