@@ -7,6 +7,7 @@ import inspect
 import os
 import selectors
 import signal
+import threading
 import time
 from collections.abc import Callable, Iterator
 from typing import IO, Any
@@ -17,6 +18,7 @@ import respx
 from hypothesis import settings
 
 from animalstore_client import AsyncClient, Client
+from animalstore_client._backends.eventloop import sleep as _real_async_sleep
 from animalstore_client._backends.httpx import family
 from animalstore_client._core.wire import Answer, Request
 
@@ -29,6 +31,36 @@ API_KEY = "test-key-0123456789"
 # code, and no property here is about time.
 settings.register_profile("animalstore", deadline=None)
 settings.load_profile("animalstore")
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption(
+        "--deep",
+        action="store_true",
+        default=False,
+        help="also run the deep tier: the default tier's properties at full scale "
+        "(10,000 records, 1 GiB bombs, 1,000 calls in flight, hundreds of sequences)",
+    )
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Leave the tests marked ``deep`` out unless ``--deep`` is given (deselected, not skipped:
+    the default tier's summary counts only what it runs)."""
+    if config.getoption("--deep"):
+        return
+    deep = [item for item in items if item.get_closest_marker("deep")]
+    if deep:
+        config.hook.pytest_deselected(items=deep)
+        items[:] = [item for item in items if not item.get_closest_marker("deep")]
+
+
+def at_scale(small: object, full: object, name: str = "n") -> list[Any]:
+    """Parameters for one property at two sizes: ``small`` in the default tier, ``full`` in the
+    deep tier (``--deep``). A deep test is thus never without its small twin."""
+    return [
+        pytest.param(small, id=f"{name}={small}"),
+        pytest.param(full, id=f"{name}={full}", marks=pytest.mark.deep),
+    ]
 
 
 @pytest.fixture(autouse=True)
@@ -55,6 +87,64 @@ def sleeps(monkeypatch: pytest.MonkeyPatch) -> list[float]:
     monkeypatch.setattr(asyncio, "sleep", fake_async_sleep)
     monkeypatch.setattr(time, "monotonic", lambda: real_monotonic() + sum(recorded))
     return recorded
+
+
+class VirtualClock:
+    """The clock of the SDK's waits, which the test controls: a wait returns at once.
+
+    It stands in for the ``time`` module only where the SDK decides and sleeps (the clients,
+    the call, the retries, the wire) and for the async senders' ``sleep``: servers, event loops
+    and the HTTP libraries keep real time, and the SDK's own clock still runs with it. Each
+    wait the SDK asks for is recorded in ``slept`` and moves the SDK's clock on by its length,
+    as if it had been slept, so a ``Retry-After`` pause, a backoff or a deadline is seen to
+    pass without the test waiting for it; an async wait yields to the loop once.
+
+    Attributes:
+        slept: every wait the SDK asked for, in seconds, in order.
+    """
+
+    def __init__(self) -> None:
+        self.slept: list[float] = []
+        self._offset = 0.0
+        self._lock = threading.Lock()
+
+    def monotonic(self) -> float:
+        return time.monotonic() + self._offset
+
+    def time(self) -> float:
+        return time.time() + self._offset
+
+    def advance(self, seconds: float) -> None:
+        """Move the SDK's clock on by ``seconds`` (a pause or a deadline then passes)."""
+        with self._lock:
+            self._offset += seconds
+
+    def sleep(self, seconds: float) -> None:
+        self.slept.append(seconds)
+        self.advance(seconds)
+
+    async def async_sleep(self, seconds: float) -> None:
+        self.sleep(seconds)
+        await _real_async_sleep(0)  # asyncio's or trio's, whichever runs
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(time, name)
+
+
+@pytest.fixture
+def clock(monkeypatch: pytest.MonkeyPatch) -> VirtualClock:
+    """A ``VirtualClock`` the SDK's waits run on for this test: none of them sleeps for real."""
+    import animalstore_client._backends.aiohttp as aiohttp_backend
+    import animalstore_client._backends.httpx as httpx_backend
+    from animalstore_client import _client
+    from animalstore_client._core import call, retries, wire
+
+    virtual = VirtualClock()
+    for module in (_client, call, retries, wire):
+        monkeypatch.setattr(module, "time", virtual)
+    for sender in (httpx_backend.AsyncHttpxSender, aiohttp_backend.AiohttpSender):
+        monkeypatch.setattr(sender, "sleep", staticmethod(virtual.async_sleep))
+    return virtual
 
 
 @pytest.fixture

@@ -873,7 +873,7 @@ def test_a_second_run_on_the_same_journal_is_refused_while_the_first_lasts(
         first.communicate()
 
 
-@pytest.mark.slow
+@pytest.mark.deep
 @POSIX_ONLY
 def test_killed_at_random_points_and_resumed_creates_each_record_exactly_once(
     dedup: Server, tmp_path: Path
@@ -1273,7 +1273,7 @@ def peak_kib(command: str, base_url: str) -> tuple[int, int, str]:
     return int(status), int(peak), completed.stderr.decode()
 
 
-@pytest.mark.slow
+@pytest.mark.deep
 @pytest.mark.skipif(sys.platform == "win32", reason="needs the resource module")
 def test_10000_records_are_created_once_each_in_flat_memory(plain: Server, tmp_path: Path) -> None:
     small = pets_file(tmp_path / "small.jsonl", 100)

@@ -34,7 +34,7 @@ def servers() -> Iterator[Servers]:
         yield serve_both(stack)
 
 
-@pytest.mark.slow
+@pytest.mark.deep
 @pytest.mark.parametrize("index", range(SEQUENCES))
 def test_any_sequence_of_faults_kills_and_resumes_creates_each_record_once(
     servers: Servers, tmp_path: Path, index: int

@@ -88,7 +88,7 @@ def check_store(
     assert len(store.requests) == len(work)  # no retries, no duplicates
 
 
-@pytest.mark.slow
+@pytest.mark.deep
 def test_one_client_shared_by_16_threads() -> None:
     store = seeded_store()
     work = plan(SYNC_CALLS, "sync")
@@ -131,7 +131,7 @@ def test_one_client_shared_by_16_threads() -> None:
     assert settle(before) == before
 
 
-@pytest.mark.slow
+@pytest.mark.deep
 @pytest.mark.parametrize("backend", ["httpx", "aiohttp"])
 def test_one_async_client_with_1000_calls_in_flight(backend: str) -> None:
     store = seeded_store()
