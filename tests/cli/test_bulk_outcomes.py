@@ -14,10 +14,11 @@ import os
 import signal
 import uuid
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import pytest
 
+from animalstore_client import AsyncClient, Pet
 from animalstore_client._cli.bulk import (
     REFUSED_STATUSES,
     Bulk,
@@ -476,6 +477,70 @@ def test_a_record_resent_and_then_left_unsent_keeps_its_mark(tmp_path: Path) -> 
     }
 
 
+class HeldCreates:
+    """An ``AsyncClient`` stand-in whose creates each wait until the test releases them."""
+
+    def __init__(self) -> None:
+        self.called = asyncio.Event()
+        self.release = asyncio.Event()
+        self.keys: list[str] = []
+
+    async def create_pet(
+        self, *, name: str, category_id: int, status: object, idempotency_key: str
+    ) -> Pet:
+        self.keys.append(idempotency_key)
+        self.called.set()
+        await self.release.wait()
+        return Pet(id=len(self.keys), name=name, category_id=category_id)
+
+
+@pytest.mark.parametrize("state", [STARTED, UNKNOWN])
+def test_a_stop_leaves_an_earlier_runs_record_in_doubt_as_the_journal_has_it(
+    tmp_path: Path, state: str
+) -> None:
+    # Line 2 was sent by an earlier run and its answer lost (or never waited for): it may
+    # exist. Stopped (Ctrl-C while line 1 is in flight) before this run sends it again, its
+    # last entry must stay the earlier one: journaled unsent, a later run would resend it as
+    # never sent and no longer list it among the records that may exist twice.
+    source = tmp_path / "pets.jsonl"
+    source.write_bytes(records(2))
+    first, second = read_records(io.BytesIO(records(2)), "jsonl")
+    assert isinstance(first, Record)
+    assert isinstance(second, Record)
+    header = Header("http://127.0.0.1:1/v1", str(source), "jsonl")
+    earlier = Entry(2, "key-2", second.digest, state)
+    journal = Journal.open(str(tmp_path / "journal"), header)
+    journal.append(earlier)
+    journal.close()
+    client = HeldCreates()
+
+    async def go() -> int:
+        opened = Journal.open(str(tmp_path / "journal"), header)
+        progress = Progress(io.StringIO(), bar=False, fraction=lambda: None)
+        bulk = Bulk(cast(AsyncClient, client), opened, 1, io.StringIO(), progress)
+        with open(source, "rb") as stream:
+            running = asyncio.ensure_future(bulk.run(read_records(stream, "jsonl"), stream))
+            await asyncio.wait_for(client.called.wait(), 10)  # line 1 in flight
+            bulk.interrupt(signal.SIGINT)
+            client.release.set()
+            return await asyncio.wait_for(running, 10)
+
+    assert asyncio.run(go()) == 130
+    [key] = client.keys  # line 1's: line 2 was not sent
+    _, *entries = [json.loads(line) for line in (tmp_path / "journal").read_bytes().splitlines()]
+    assert entries == [
+        earlier.to_json(),
+        {"line": 1, "key": key, "digest": first.digest, "state": "started"},
+        {
+            "line": 1,
+            "key": key,
+            "digest": first.digest,
+            "state": "created",
+            "pet": {"id": 1, "name": "pet-1", "categoryId": 1},
+        },
+    ]
+
+
 def test_each_outcome_is_counted_in_the_summary() -> None:
     store = FakeAnimalStore(api_keys=(KEY,))
     store.inject(
@@ -575,6 +640,45 @@ def test_each_stopping_signal_reaches_the_run_but_an_ignored_one_and_the_callers
 
     assert received == [signal.SIGTERM, signal.SIGHUP]
     assert after == {signal.SIGINT: signal.SIG_IGN, signal.SIGTERM: callers, signal.SIGHUP: callers}
+
+
+@pytest.mark.skipif(not hasattr(signal, "SIGHUP"), reason="POSIX signals")
+@pytest.mark.parametrize("loop_class", [asyncio.SelectorEventLoop, LoopWithoutSignals])
+def test_an_ignored_sigint_stays_ignored_while_the_run_lasts(
+    loop_class: type[asyncio.AbstractEventLoop],
+) -> None:
+    # A background job's SIGINT is ignored: a Ctrl-C meant for the shell's foreground job
+    # must not stop the run. Raised before a SIGTERM, it would reach the handler first.
+    received: list[int] = []
+    missed: list[int] = []  # what reached the test's own handler instead of the run's
+    before = {
+        signal.SIGINT: signal.signal(signal.SIGINT, signal.SIG_IGN),
+        signal.SIGTERM: signal.signal(signal.SIGTERM, lambda signum, _: missed.append(signum)),
+    }
+    loop = loop_class()
+    try:
+        terminated = loop.create_future()
+
+        def handler(signum: int) -> None:
+            received.append(signum)
+            if signum == signal.SIGTERM:
+                terminated.set_result(None)
+
+        restore = _handle_signals(loop, handler)
+        during = signal.getsignal(signal.SIGINT)
+        signal.raise_signal(signal.SIGINT)
+        signal.raise_signal(signal.SIGTERM)
+        loop.run_until_complete(asyncio.wait_for(terminated, 10))  # a hang's bound only
+        restore()
+        after = signal.getsignal(signal.SIGINT)
+    finally:
+        loop.close()
+        for signum, previous in before.items():
+            signal.signal(signum, previous)
+
+    assert during is signal.SIG_IGN
+    assert (received, missed) == ([signal.SIGTERM], [])
+    assert after is signal.SIG_IGN
 
 
 class BrokenPipeOut(io.StringIO):

@@ -183,6 +183,33 @@ def test_a_journal_others_can_read_is_used_with_a_notice(command: Command, tmp_p
     )
 
 
+@pytest.mark.skipif(os.name != "posix", reason="POSIX permissions")
+@pytest.mark.parametrize("mode", [0o640, 0o604, 0o660, 0o600], ids=lambda mode: f"{mode:04o}")
+def test_a_journal_its_group_can_read_gets_the_notice_too(
+    command: Command, tmp_path: Path, mode: int
+) -> None:
+    # Any bit for the group or others: the group may hold users other than the owner.
+    source = tmp_path / "pets.jsonl"
+    source.write_bytes(records(1))
+    journal = tmp_path / "pets.journal"
+    journal.touch(mode=0o600)
+    journal.chmod(mode)
+
+    status, _, stderr = command(source, journal=journal)
+
+    assert status == 0
+    notice = (
+        f"notice: the journal '{journal}' can be read by other users (mode {mode:04o}) and "
+        f"holds names, keys and error messages: chmod 600 '{journal}'\n"
+    )
+    if mode & 0o077:
+        assert stderr.startswith(notice)
+    else:
+        assert stderr.startswith("pets create: 1 created,")
+        assert "notice:" not in stderr
+    assert journal.stat().st_mode & 0o777 == mode  # told, not changed
+
+
 def test_with_stdout_closed_nothing_is_sent(
     command: Command, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -60,6 +60,39 @@ def test_one_flush_covers_every_key_written_before_it(
     assert header < sizes[0]
 
 
+def test_each_flush_counted_puts_the_journals_own_file_on_disk(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The count says a flush happened: the system's flush of the journal's file, written so
+    # far, must have run each time (fdatasync where there is one).
+    name = "fdatasync" if hasattr(os, "fdatasync") else "fsync"
+    real: Callable[[int], None] = getattr(os, name)
+    flushed: list[tuple[int, int]] = []  # the inode and size of the file of each flush
+
+    def noting(fd: int) -> None:
+        status = os.fstat(fd)
+        flushed.append((status.st_ino, status.st_size))
+        real(fd)
+
+    path = tmp_path / "j"
+    journal = Journal.open(str(path), HEADER)
+    monkeypatch.setattr(os, name, noting)  # after the header's own flush
+
+    async def one() -> None:
+        await journal.durable(journal.append(started(1)))
+
+    asyncio.run(one())
+    by_durable = list(flushed)
+    journal.append(started(2))
+    journal.close()
+
+    inode = path.stat().st_ino
+    sizes = [len(line) for line in path.read_bytes().splitlines(keepends=True)]
+    assert by_durable == [(inode, sum(sizes[:2]))]
+    assert flushed == [(inode, sum(sizes[:2])), (inode, sum(sizes))]
+    assert journal.fsyncs == 2
+
+
 def test_a_key_written_during_a_flush_waits_for_the_next(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -11,6 +11,7 @@ import subprocess
 import sys
 import typing
 import warnings
+import weakref
 from collections.abc import Callable
 
 import httpx
@@ -272,6 +273,30 @@ def test_context_managers_close_the_pool(
         return async_http
 
     assert loop.run_until_complete(use()).is_closed
+
+
+def test_aclose_lets_go_of_the_closed_pool(
+    mock_api: respx.MockRouter, loop: asyncio.AbstractEventLoop
+) -> None:
+    # A closed httpx.AsyncClient kept by the pool would hold its connection pool, its
+    # transport and its headers for as long as the SDK client lives.
+    mock_api.get("/pets").respond(200, json=[])
+    client = AsyncClient(api_key=API_KEY, base_url=BASE_URL)
+
+    async def use_then_close() -> weakref.ref[httpx.AsyncClient]:
+        await client.list_pets()
+        http = client._pool.http
+        assert http is not None
+        assert not http.is_closed
+        await client.aclose()
+        assert http.is_closed
+        return weakref.ref(http)
+
+    http = loop.run_until_complete(use_then_close())
+    gc.collect()
+
+    assert client._pool.http is None
+    assert http() is None
 
 
 def test_an_unclosed_client_is_collected_without_warnings_and_its_connection_closed() -> None:

@@ -203,3 +203,26 @@ def test_deflate_tells_the_zlib_format_from_raw_deflate_by_its_header() -> None:
     data = b'{"id": 1}' * 100
     assert decode(["deflate"], zlib.compress(data), 1)[0] == data
     assert decode(["deflate"], raw_deflate(data), 1)[0] == data
+
+
+def test_a_piece_of_exactly_one_step_is_not_taken_for_the_end_of_the_output() -> None:
+    # All the input taken and a full piece out: zlib may still hold output (here one byte).
+    data = bytes(STEP + 1)
+    assert decode(["deflate-raw"], raw_deflate(data)) == (data, [STEP, 1])
+    assert decode(["deflate"], zlib.compress(data)) == (data, [STEP, 1])
+    assert decode(["gzip"], gzip.compress(data)) == (data, [STEP, 1])
+
+
+@pytest.mark.parametrize(
+    ("coding", "body"),
+    [("gzip", b"\x1f"), ("deflate", b"\x78"), ("deflate", b"\x00"), ("gzip", b"\x00")],
+)
+def test_a_one_byte_body_ends_inside_its_coded_data(coding: str, body: bytes) -> None:
+    # One byte cannot yet tell zlib's format from raw deflate: kept, never taken for empty.
+    pieces: list[bytes] = []
+    decoder = Decoder([coding], pieces.append)
+    decoder.feed(body)
+    assert pieces == []
+    with pytest.raises(DecodeError) as raised:
+        decoder.end()
+    assert str(raised.value) == f"the response body ends inside its {coding} data"

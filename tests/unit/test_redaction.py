@@ -70,6 +70,13 @@ def test_a_bearer_value_is_redacted_whole_and_other_text_kept() -> None:
     assert redacted("sk-1sk-1 and sk-1", "sk-1") == f"{REDACTED} and {REDACTED}"
 
 
+def test_occurrences_of_a_key_that_overlaps_itself_are_each_found() -> None:
+    # "abab" at 0 and at 2: a search resuming after the first match would leave "ab" shown.
+    assert redacted("abababX", "abab") == f"{REDACTED}X"
+    assert redacted("aaaa-aaa", "aaa") == f"{REDACTED}-{REDACTED}"
+    assert redacted("Bearer ababab.", "abab") == f"{REDACTED}."
+
+
 @settings(max_examples=EXAMPLES, deadline=None, database=None)
 @given(
     value=st.one_of(
