@@ -58,6 +58,33 @@ COVERING_TESTS: dict[str, tuple[str, ...]] = {
         "tests/reliability/test_cooperative_backoff.py",
         "tests/reliability/test_malformed_responses.py",
     ),
+    # The decoder, by itself and behind each backend's body reader (the codings, the bombs).
+    "animalstore_client/_core/decoding.py": (
+        "tests/unit/test_decoding.py",
+        "tests/unit/test_body_reader.py",
+        "tests/reliability/test_content_codings.py",
+        "tests/reliability/test_bounded_cost.py",
+    ),
+    # What crosses between the core and the backends: requests, answers, failures, the body
+    # reader and the redaction, met by the unit tests and, over sockets, on every backend.
+    "animalstore_client/_core/wire.py": (
+        "tests/unit",
+        "tests/reliability/test_content_codings.py",
+        "tests/reliability/test_bounded_cost.py",
+        "tests/reliability/test_connection_faults.py",
+        "tests/reliability/test_malformed_responses.py",
+        "tests/reliability/test_secrets.py",
+        "tests/reliability/test_key_nowhere.py",
+    ),
+    # The backends are what the reliability tests drive, over real sockets, on every backend.
+    "animalstore_client/_backends/": (
+        "tests/unit",
+        "tests/reliability",
+        "tests/field/test_trio.py",
+        "tests/field/test_fork.py",
+        "tests/field/test_event_loops.py",
+        "tests/field/test_proxies.py",
+    ),
     "animalstore_client/_core/exceptions.py": (
         "tests/unit/test_errors.py",
         "tests/unit/test_repr.py",

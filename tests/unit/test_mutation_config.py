@@ -79,6 +79,23 @@ def test_every_prefix_of_the_table_names_something_that_exists() -> None:
         assert all((ROOT / path).exists() for path in tests), prefix
 
 
+@pytest.mark.parametrize(
+    ("module", "reached_by"),
+    [
+        ("animalstore_client/_core/decoding.py", "tests/reliability/test_content_codings.py"),
+        ("animalstore_client/_core/wire.py", "tests/reliability/test_connection_faults.py"),
+        ("animalstore_client/_backends/aiohttp.py", "tests/reliability"),
+        ("animalstore_client/_backends/httpx.py", "tests/reliability"),
+    ],
+)
+def test_the_decoder_wire_and_backends_run_against_the_socket_tests_that_reach_them(
+    module: str, reached_by: str
+) -> None:
+    # Without an entry of their own they fell back to the package's default (tests/unit and
+    # tests/testing), so the content-coding and backend tests never ran against them.
+    assert reached_by in command.covering_tests(module)
+
+
 def test_a_file_outside_the_package_is_refused() -> None:
     with pytest.raises(SystemExit, match="not a module of the package"):
         command.covering_tests("tests/conftest.py")

@@ -336,6 +336,18 @@ def test_retry_after_in_ascii_digits_is_read(value: str, seconds: float) -> None
     assert _retries.retry_after({"retry-after": value}) == seconds
 
 
+@pytest.mark.parametrize(
+    ("value", "seconds"),
+    [
+        ("Thu, 12 Jan 1970 13:46:44 GMT", 4.0),  # `now` is 13:46:40 that day
+        ("Thursday, 12-Jan-70 13:47:40 GMT", 60.0),
+        ("Thu, 12 Jan 1970 13:50:00 GMT", 60.0),  # 200 s: the cap
+    ],
+)
+def test_retry_after_as_an_http_date_counts_from_the_given_now(value: str, seconds: float) -> None:
+    assert _retries.retry_after({"retry-after": value}, now=1_000_000.0) == seconds
+
+
 @pytest.mark.parametrize("value", ["0.000001", "0.01", "0.29", "0.2999999"])
 def test_a_retry_after_below_the_floor_waits_the_floor(value: str) -> None:
     assert _retries.MIN_RETRY_WAIT == 0.3
