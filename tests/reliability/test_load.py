@@ -1,6 +1,11 @@
-"""Load over real sockets against the reference store: one shared ``Client`` across 16 threads,
-one ``AsyncClient`` with 1,000 calls in flight; every answer right, every pet created once,
+"""Load over real sockets against the reference store: one shared ``Client`` across threads,
+one ``AsyncClient`` with many calls in flight; every answer right, every pet created once,
 and no file descriptor or thread left behind.
+
+The default tier runs each property small, which shows exactly-once and no leak as well: 4
+threads and 200 calls; 110 calls in flight, more than the pool's 100 connections, so that some
+wait for one. The deep tier (``pytest --deep``) runs them at full scale: 16 threads and 2,000
+calls; 1,000 calls in flight.
 """
 
 from __future__ import annotations
@@ -17,11 +22,9 @@ import pytest
 
 from animalstore_client import AsyncClient, Client, DefaultAioHttpClient, Pet, PetStatus
 from animalstore_client.testing import FakeAnimalStore
+from tests.conftest import at_scale
 from tests.reliability.conftest import API_KEY
 
-THREADS = 16
-SYNC_CALLS = 2_000
-ASYNC_CALLS = 1_000
 SEEDED = [Pet(id=i, name=f"seed-{i}", category_id=i, status=PetStatus.SOLD) for i in (1, 2, 3)]
 
 
@@ -88,10 +91,11 @@ def check_store(
     assert len(store.requests) == len(work)  # no retries, no duplicates
 
 
-@pytest.mark.deep
-def test_one_client_shared_by_16_threads() -> None:
+@pytest.mark.parametrize("scale", at_scale((4, 200), (16, 2_000), "threads,calls"))
+def test_one_client_shared_by_threads(scale: tuple[int, int]) -> None:
+    threads_count, calls = scale
     store = seeded_store()
-    work = plan(SYNC_CALLS, "sync")
+    work = plan(calls, "sync")
     answers: list[object] = [None] * len(work)
     errors: list[BaseException] = []
     before = resource_counts()
@@ -101,7 +105,7 @@ def test_one_client_shared_by_16_threads() -> None:
 
         def worker(index: int) -> None:
             try:
-                for i in range(index, len(work), THREADS):
+                for i in range(index, len(work), threads_count):
                     kind, argument = work[i]
                     if kind == "create":
                         answers[i] = client.create_pet(name=str(argument), category_id=7)
@@ -118,7 +122,7 @@ def test_one_client_shared_by_16_threads() -> None:
         # set once here, for every worker, rather than in each thread.
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", DeprecationWarning)
-            threads = [threading.Thread(target=worker, args=(n,)) for n in range(THREADS)]
+            threads = [threading.Thread(target=worker, args=(n,)) for n in range(threads_count)]
             for thread in threads:
                 thread.start()
             for thread in threads:
@@ -131,11 +135,11 @@ def test_one_client_shared_by_16_threads() -> None:
     assert settle(before) == before
 
 
-@pytest.mark.deep
+@pytest.mark.parametrize("in_flight", at_scale(110, 1_000, "in_flight"))
 @pytest.mark.parametrize("backend", ["httpx", "aiohttp"])
-def test_one_async_client_with_1000_calls_in_flight(backend: str) -> None:
+def test_one_async_client_with_many_calls_in_flight(backend: str, in_flight: int) -> None:
     store = seeded_store()
-    work = plan(ASYNC_CALLS, "async")
+    work = plan(in_flight, "async")
     before = resource_counts()
 
     async def run(base_url: str) -> list[object]:
