@@ -388,9 +388,9 @@ def test_a_journal_that_fails_stops_the_run_with_4_and_the_records_left_are_not_
 
 
 def two_calls_in_flight() -> FakeAnimalStore:
-    """A store whose first create answers after 0.05 s, the second after 1 s."""
+    """A store whose first create answers after 0.05 s, the second after 0.3 s."""
     store = FakeAnimalStore(api_keys=(KEY,))
-    store.inject(Fault.delay(0.05, operation="create"), Fault.delay(1, operation="create"))
+    store.inject(Fault.delay(0.05, operation="create"), Fault.delay(0.3, operation="create"))
     return store
 
 
