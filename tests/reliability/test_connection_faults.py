@@ -20,6 +20,7 @@ import pytest
 
 from animalstore_client import APIConnectionError, APITimeoutError, Pet, PetStatus
 from animalstore_client.testing import FakeAnimalStore
+from tests.conftest import VirtualClock
 from tests.reliability.conftest import (
     API_KEY,
     PET,
@@ -51,6 +52,11 @@ BROKEN: dict[str, Action] = {
     "not-http": Raw(b"SSH-2.0-OpenSSH_9.6\r\n"),
     "bad-status-line": Raw(b"HTTP/1.1 two hundred OK\r\n\r\n"),
 }
+#: A read or connect timeout short enough to cost the test little.
+SHORT_TIMEOUT = 0.05
+#: When a stalled server hangs up (APIConnectionError): a call that is still waiting then did
+#: not time out when it should have. It never costs its length: the server's close ends it.
+HANG_UP_AFTER = 1.0
 
 
 def assert_clean_connection_error(exc: BaseException, error_class: type[Exception]) -> None:
@@ -65,15 +71,16 @@ def assert_clean_connection_error(exc: BaseException, error_class: type[Exceptio
 def test_a_stalled_server_times_out_within_the_timeout(
     server: FaultServer, make_client: Callable[..., Api]
 ) -> None:
-    server.script(Hangup(delay=10))
-    api = make_client(server, timeout=0.5, max_retries=0)
+    server.script(Hangup(delay=HANG_UP_AFTER))
+    api = make_client(server, timeout=SHORT_TIMEOUT, max_retries=0)
 
     started = time.monotonic()
     with pytest.raises(APITimeoutError) as caught:
         api.list_pets()
-    elapsed = time.monotonic() - started
 
-    assert 0.45 <= elapsed < 1.5
+    # Not before the timeout; and before the hang-up, or the error would be a plain
+    # APIConnectionError (the exact class is checked).
+    assert time.monotonic() - started >= SHORT_TIMEOUT
     assert_clean_connection_error(caught.value, APITimeoutError)
     assert caught.value.__cause__ is None
     assert caught.value.__context__ is None
@@ -83,14 +90,13 @@ def test_a_stalled_server_times_out_within_the_timeout(
 def test_a_stalled_get_is_retried_then_times_out(
     server: FaultServer, make_client: Callable[..., Api], sleeps: list[float]
 ) -> None:
-    server.script(Hangup(delay=10), Hangup(delay=10))
-    api = make_client(server, timeout=0.4, max_retries=1)
+    server.script(Hangup(delay=HANG_UP_AFTER), Hangup(delay=HANG_UP_AFTER))
+    api = make_client(server, timeout=SHORT_TIMEOUT, max_retries=1)
 
-    started = time.monotonic()
-    with pytest.raises(APITimeoutError):
+    with pytest.raises(APITimeoutError) as caught:
         api.list_pets()
 
-    assert time.monotonic() - started < 0.4 * 2 + 1.0
+    assert_clean_connection_error(caught.value, APITimeoutError)  # each timed out, none hung up
     assert len(server.requests) == 2
     assert len(sleeps) == 1
 
@@ -98,7 +104,7 @@ def test_a_stalled_get_is_retried_then_times_out(
 def test_an_answer_within_the_timeout_is_not_cut_short(
     server: FaultServer, make_client: Callable[..., Api]
 ) -> None:
-    server.script(Reply(200, json=[PET], delay=0.3))
+    server.script(Reply(200, json=[PET], delay=2 * SHORT_TIMEOUT))
     api = make_client(server, timeout=1.5, max_retries=0)
 
     assert api.list_pets() == [REX]
@@ -179,13 +185,17 @@ def port_that_never_accepts() -> Iterator[int]:
 
 @pytest.mark.parametrize("operation", ["list_pets", "create_pet"])
 def test_a_connect_timeout_is_an_apitimeouterror_retried_even_for_a_post(
-    make_client: Callable[..., Api], sleeps: list[float], operation: str
+    make_client: Callable[..., Api], clock: VirtualClock, operation: str
 ) -> None:
     with port_that_never_accepts() as port:
+        # The deadline, far longer than both attempts and the backoff between them, ends a
+        # call whose connect timeout was not applied, and says so in its own words.
+        url = f"http://127.0.0.1:{port}/v1"
         api = make_client(
-            f"http://127.0.0.1:{port}/v1",
-            timeout=httpx.Timeout(5.0, connect=0.2),
+            url,
+            timeout=httpx.Timeout(5.0, connect=SHORT_TIMEOUT),
             max_retries=1,
+            deadline=3.0,
         )
         started = time.monotonic()
         with pytest.raises(APITimeoutError) as caught:
@@ -194,8 +204,15 @@ def test_a_connect_timeout_is_an_apitimeouterror_retried_even_for_a_post(
     assert_clean_connection_error(caught.value, APITimeoutError)
     assert caught.value.__cause__ is None
     assert caught.value.__context__ is None
-    assert len(sleeps) == 1  # nothing left, so even create_pet may go again
-    assert time.monotonic() - started < 0.2 * 2 + 1.0
+    assert len(clock.slept) == 1  # nothing left, so even create_pet may go again
+    method = "GET" if operation == "list_pets" else "POST"
+    ending = NOT_SENT if operation == "list_pets" else NOT_CREATED
+    message = str(caught.value)
+    # The connect timeout's own error (each library words it its own way), not the deadline's.
+    assert message.startswith(f"{method} {url}/pets failed: ")
+    assert message.endswith(ending)
+    assert "deadline" not in message
+    assert time.monotonic() - started >= 2 * SHORT_TIMEOUT
 
 
 @pytest.mark.parametrize("fault", list(BROKEN.values()), ids=list(BROKEN))
@@ -264,7 +281,9 @@ def test_a_post_after_the_server_dropped_an_idle_connection_goes_once_on_a_new_o
     api = make_client(server, max_retries=0)
 
     assert api.list_pets() == []
-    time.sleep(0.1)  # the FIN reaches the client's idle pooled connection
+    # The server has closed it: over loopback its FIN is in the client's idle pooled
+    # connection as close() returns.
+    assert server.wait_until_closed(timeout=5.0)
     assert api.create_pet(name="Rex", category_id=3) == Pet(1, "Rex", 3)
 
     first, second = server.requests
@@ -272,9 +291,34 @@ def test_a_post_after_the_server_dropped_an_idle_connection_goes_once_on_a_new_o
     assert len(store.pets) == 1
 
 
+class IdleClosingServer(FaultServer):
+    """A fault server whose test closes its idle connections when it wants, not on a timer."""
+
+    def close_idle_connections(self) -> None:
+        """Close every open connection from the server's side, as an idle timeout would (a
+        FIN): call it between calls, when every connection is idle; then ``wait_until_closed``.
+        """
+        with self._lock:
+            connections = list(self._connections.values())
+        for connection in connections:
+            # The handler's recv() then returns nothing, and it closes the socket.
+            with contextlib.suppress(OSError):
+                connection.shutdown(socket.SHUT_RDWR)
+
+
+@pytest.fixture
+def idle_closing_server() -> Iterator[IdleClosingServer]:
+    server = IdleClosingServer()
+    server.start()
+    try:
+        yield server
+    finally:
+        server.close()
+
+
 @pytest.mark.parametrize("operation", ["create_pet", "list_pets"])
 def test_every_call_after_the_server_closed_an_idle_connection_goes_once_and_succeeds(
-    make_server: Callable[..., FaultServer],
+    idle_closing_server: IdleClosingServer,
     make_client: Callable[..., Api],
     operation: str,
     kind: str,
@@ -284,7 +328,8 @@ def test_every_call_after_the_server_closed_an_idle_connection_goes_once_and_suc
     # loop busy elsewhere: between calls nothing runs the client's event loop, and meanwhile
     # the server closes the idle keep-alive connection.
     store = FakeAnimalStore(api_keys=[API_KEY])
-    server = make_server(idle_timeout=0.05, default=Forward(store))
+    server = idle_closing_server
+    server.default = Forward(store)
     options: dict[str, Any] = {}
     if kind == "aiohttp":
         # Without trust_env: with it, aiohttp looks up .netrc and the proxy in a thread before
@@ -298,8 +343,9 @@ def test_every_call_after_the_server_closed_an_idle_connection_goes_once_and_suc
             assert api.create_pet(name=f"pet-{round_}", category_id=3).id == round_ + 1
         else:
             assert api.list_pets() == []
-        # The server's idle timeout passes and it closes the connection: over loopback its FIN
-        # is in the client's socket as close() returns.
+        # The server closes the idle connection, as its idle timeout would: over loopback its
+        # FIN is in the client's socket as close() returns.
+        server.close_idle_connections()
         assert server.wait_until_closed(timeout=5.0)
 
     assert len(server.requests) == 40  # each call went out once
@@ -345,7 +391,7 @@ NOT_SENT = "; not sent: the request provably never reached the service, and call
 #: Each loses the answer to a request the server has read: a hang-up, and a read timeout.
 LOST = {
     "hangup": (Hangup(), APIConnectionError, 5.0),
-    "read-timeout": (Hangup(delay=10), APITimeoutError, 0.3),
+    "read-timeout": (Hangup(delay=HANG_UP_AFTER), APITimeoutError, SHORT_TIMEOUT),
 }
 
 
