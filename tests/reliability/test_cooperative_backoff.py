@@ -3,12 +3,16 @@ the client (and its ``with_options`` copies) that starts or retries later, over 
 on every backend.
 
 Times are the fault server's ``time.monotonic()`` when each request arrived, so "nothing was
-sent during the wait" is read where it happens, at the server.
+sent during the wait" is read where it happens, at the server; the server reads the SDK's
+clock (the ``clock`` fixture), so that the waits pass without being slept. Answers that must
+come after another call's are held by the server until the test lets them go.
 """
 
 from __future__ import annotations
 
 import asyncio
+import socket
+import threading
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
@@ -21,20 +25,66 @@ from animalstore_client import (
     InternalServerError,
     RateLimitError,
 )
+from tests.conftest import VirtualClock, at_scale
+from tests.reliability import faultserver
 from tests.reliability.conftest import SYNC_KINDS, Api
-from tests.reliability.faultserver import FaultServer, Reply
+from tests.reliability.faultserver import FaultServer, RecordedRequest, Reply
 
-IN_FLIGHT = 50
-LATER = 10
-#: Long enough that the in-flight calls' 503s surely come after the 429 reached the client.
-RETRY_AFTER = 2
+#: Far longer than any backoff of the calls in flight (0.5 s at most, 25 s for all 50).
+RETRY_AFTER = 30
 EMPTY = Reply(200, json=[])
+
+
+class Held(Reply):
+    """A reply the server sends only once the test lets held replies go (``release``)."""
+
+
+class HoldingServer(FaultServer):
+    """A fault server that holds each ``Held`` reply until ``release`` is set (or it closes)."""
+
+    def __init__(self, **options: Any) -> None:
+        super().__init__(**options)
+        self.release = threading.Event()
+
+    def _perform(self, action: Any, connection: socket.socket, request: RecordedRequest) -> bool:
+        if isinstance(action, Held):
+            self.release.wait()
+            if self._stopping.is_set():
+                return False
+        return super()._perform(action, connection, request)
+
+    def close(self) -> None:
+        self._stopping.set()  # the held replies are not sent
+        self.release.set()
+        super().close()
+
+
+@pytest.fixture
+def make_holding_server() -> Iterator[Callable[..., HoldingServer]]:
+    servers: list[HoldingServer] = []
+
+    def make(**options: Any) -> HoldingServer:
+        server = HoldingServer(**options)
+        server.start()
+        servers.append(server)
+        return server
+
+    yield make
+    for server in servers:
+        server.close()
+
+
+@pytest.fixture
+def server_clock(clock: VirtualClock, monkeypatch: pytest.MonkeyPatch) -> VirtualClock:
+    """The SDK's ``clock``, which the fault servers read too (``received_at``)."""
+    monkeypatch.setattr(faultserver, "time", clock)
+    return clock
 
 
 @pytest.fixture
 def threads() -> Iterator[ThreadPoolExecutor]:
     """Threads for the sync kinds' concurrent calls (the loop's default pool has 6)."""
-    with ThreadPoolExecutor(IN_FLIGHT + LATER) as executor:
+    with ThreadPoolExecutor(60) as executor:
         yield executor
 
 
@@ -50,43 +100,60 @@ def starter(kind: str, threads: ThreadPoolExecutor) -> Callable[[Callable[[], An
     return start
 
 
+@pytest.mark.parametrize("in_flight", at_scale(20, 50, "in_flight"))
 def test_a_retry_after_holds_back_the_calls_in_flight_and_those_that_start_later(
+    in_flight: int,
     kind: str,
-    make_server: Callable[..., FaultServer],
+    make_holding_server: Callable[..., HoldingServer],
     make_client: Callable[..., Api],
     aloop: asyncio.AbstractEventLoop,
     threads: ThreadPoolExecutor,
+    server_clock: VirtualClock,
 ) -> None:
-    server = make_server(default=EMPTY, max_connections=2 * (IN_FLIGHT + LATER))
-    # The calls in flight get a 503 without Retry-After a little later, and would retry after
-    # their own backoff (0.375 s to 0.5 s); the one that starts after them gets the 429.
-    server.script(
-        *[Reply(503, json={}, delay=0.5)] * IN_FLIGHT,
-        Reply(429, json={}, headers=[("Retry-After", str(RETRY_AFTER))]),
-    )
+    later_count = in_flight // 5
+    server = make_holding_server(default=EMPTY, max_connections=2 * (in_flight + later_count))
+    # The calls in flight get a 503 without Retry-After once the call that starts after them
+    # got its 429, and would retry after their own backoff (0.375 s to 0.5 s). Then another
+    # 429, and calls that start after it. (Two pauses, one after the other: the SDK's clock
+    # moves on by each wait asked for, so the first pause is over once its waits are done.)
+    too_many = Reply(429, json={}, headers=[("Retry-After", str(RETRY_AFTER))])
+    server.script(*[Held(503, json={})] * in_flight, too_many)
     client = make_client(server).target
     start = starter(kind, threads)
 
-    async def scenario() -> tuple[list[Any], float]:
-        in_flight = [start(client.list_pets) for _ in range(IN_FLIGHT)]
-        assert await asyncio.to_thread(server.wait_for_requests, IN_FLIGHT, 10.0)
+    async def limited() -> float:
         # A copy, without retries: it shares the pause, and its 429 comes back at once.
         with pytest.raises(RateLimitError):
             await start(client.with_options(max_retries=0).list_pets)
-        started_later = asyncio.get_running_loop().time()
-        later = [start(client.list_pets) for _ in range(LATER)]
-        return list(await asyncio.gather(*in_flight, *later)), started_later
+        return server.requests[-1].received_at
 
-    results, started_later = aloop.run_until_complete(scenario())
+    async def scenario() -> tuple[list[Any], list[float], float]:
+        calls = [start(client.list_pets) for _ in range(in_flight)]
+        assert await asyncio.to_thread(server.wait_for_requests, in_flight, 10.0)
+        first_limited_at = await limited()
+        server.release.set()
+        results = list(await asyncio.gather(*calls))
+        server.script(too_many)
+        second_limited_at = await limited()
+        started_later = server_clock.monotonic()
+        later = [start(client.list_pets) for _ in range(later_count)]
+        results += await asyncio.gather(*later)
+        return results, [first_limited_at, second_limited_at], started_later
 
-    assert results == [[]] * (IN_FLIGHT + LATER)
+    results, limited_at, started_later = aloop.run_until_complete(scenario())
+
+    assert results == [[]] * (in_flight + later_count)
     requests = server.requests
-    assert len(requests) == IN_FLIGHT + 1 + IN_FLIGHT + LATER  # 503s, 429, retries, later calls
-    limited_at = requests[IN_FLIGHT].received_at
-    # The later calls really started while the pause lasted (asyncio's clock is monotonic).
-    assert started_later < limited_at + RETRY_AFTER
-    arrivals = [request.received_at - limited_at for request in requests[IN_FLIGHT + 1 :]]
-    assert min(arrivals) >= RETRY_AFTER
+    # 503s, 429, retries, 429, later calls
+    assert len(requests) == in_flight + 1 + in_flight + 1 + later_count
+    retries = requests[in_flight + 1 : 2 * in_flight + 1]
+    later_calls = requests[2 * in_flight + 2 :]
+    assert [r.received_at for r in (requests[in_flight], requests[2 * in_flight + 1])] == limited_at
+    assert min(r.received_at for r in retries) >= limited_at[0] + RETRY_AFTER
+    # The later calls really started while the second pause lasted.
+    assert started_later < limited_at[1] + RETRY_AFTER
+    assert min(r.received_at for r in later_calls) >= limited_at[1] + RETRY_AFTER
+    assert server_clock.slept  # every wait was asked of the clock, none slept for real
 
 
 @pytest.mark.parametrize(
@@ -130,17 +197,16 @@ def test_which_answers_pause_the_client(
 
 def test_a_retry_that_another_calls_pause_outlasts_gives_its_own_last_error_at_once(
     kind: str,
-    make_server: Callable[..., FaultServer],
+    make_holding_server: Callable[..., HoldingServer],
     make_client: Callable[..., Api],
     aloop: asyncio.AbstractEventLoop,
     threads: ThreadPoolExecutor,
+    clock: VirtualClock,
 ) -> None:
-    server = make_server(default=EMPTY)
+    server = make_holding_server(default=EMPTY)
     # The call in flight gets a 503 (its own backoff: 0.5 s at most) after the other call's
     # 429 asked for 30 s, more than its deadline leaves.
-    server.script(
-        Reply(503, json={}, delay=0.5), Reply(429, json={}, headers=[("Retry-After", "30")])
-    )
+    server.script(Held(503, json={}), Reply(429, json={}, headers=[("Retry-After", "30")]))
     client = make_client(server).target
     start = starter(kind, threads)
 
@@ -149,6 +215,7 @@ def test_a_retry_that_another_calls_pause_outlasts_gives_its_own_last_error_at_o
         assert await asyncio.to_thread(server.wait_for_requests, 1, 10.0)
         with pytest.raises(RateLimitError):
             await start(client.with_options(max_retries=0).list_pets)
+        server.release.set()
         with pytest.raises(APIStatusError) as caught:
             await in_flight
         return caught.value
@@ -158,3 +225,4 @@ def test_a_retry_that_another_calls_pause_outlasts_gives_its_own_last_error_at_o
     # Its last answer's error, not APITimeoutError, and no retry: the wait does not fit.
     assert type(error) is InternalServerError
     assert len(server.requests) == 2
+    assert clock.slept == []  # at once: no wait asked for
