@@ -14,9 +14,13 @@ import pytest
 
 from animalstore_client import APITimeoutError
 from tests.reliability.conftest import Api
-from tests.reliability.faultserver import FaultServer, Reply
+from tests.reliability.faultserver import FaultServer, Hangup, Reply
 
 EMPTY = Reply(200, json=[])
+#: The short timeout of some calls, and how late the others' answers come (within the
+#: client's own timeout, 5 s, but past the short one).
+SHORT = 0.02
+LATE = 0.08
 
 
 def test_each_call_sends_its_own_query_and_headers(
@@ -51,17 +55,21 @@ def test_each_call_sends_its_own_query_and_headers(
 def test_each_call_keeps_its_own_timeout(
     make_server: Callable[..., FaultServer], make_client: Callable[..., Api]
 ) -> None:
-    # Every answer comes after 0.5 s: a call with a 0.2 s timeout fails, one with the
-    # client's (5 s) does not, in whatever order they come.
-    server = make_server(default=Reply(200, json=[], delay=0.5))
+    # A call with the client's timeout (5 s) gets its answer late: it fails if it took a
+    # short timeout from a call before it. A call with a short timeout gets none until the
+    # server hangs up (1 s later): APIConnectionError, not APITimeoutError, if it took the
+    # client's timeout instead of its own.
+    late, never = Reply(200, json=[], delay=LATE), Hangup(delay=1.0)
+    server = make_server()
+    server.script(late, never, late, never, late)
     client = make_client(server, max_retries=0)
 
     assert client.list_pets() == []
     with pytest.raises(APITimeoutError):
-        client.list_pets(timeout=0.2)
+        client.list_pets(timeout=SHORT)
     assert client.list_pets() == []
     with pytest.raises(APITimeoutError):
-        client.with_options(timeout=0.2).list_pets()
+        client.with_options(timeout=SHORT).list_pets()
     assert client.list_pets() == []
 
     assert len(server.requests) == 5
