@@ -23,6 +23,8 @@ from animalstore_client import (
     Pet,
     ResponseTooLargeError,
 )
+from animalstore_client._core.retries import INITIAL_DELAY, MAX_DELAY
+from tests.conftest import VirtualClock
 from tests.reliability.conftest import (
     API_KEY,
     HTTPX_FAMILY_KINDS,
@@ -37,6 +39,17 @@ from tests.reliability.conftest import (
 )
 from tests.reliability.faultserver import FaultServer, Raw, Reply
 from tests.reliability.test_secrets import texts_of
+
+
+def assert_backoffs(slept: list[float], retries: list[int]) -> None:
+    """``slept`` is the computed backoff before each retry of ``retries`` (0 for a call's
+    first retry), as a ``Retry-After: 0`` asks for no wait of its own: 0.5 s, 1 s ..., each
+    less up to a quarter of jitter."""
+    assert len(slept) == len(retries)
+    for wait, retry in zip(slept, retries, strict=True):
+        nominal = min(INITIAL_DELAY * 2**retry, MAX_DELAY)
+        assert 0.75 * nominal <= wait <= nominal
+
 
 # -- content codings ------------------------------------------------------------------------
 
@@ -89,7 +102,7 @@ def session_client(make_client: Callable[..., Api], aloop: Any) -> Iterator[Call
 
 @pytest.mark.parametrize("kind", ["aiohttp"])
 def test_a_session_that_raises_for_status_still_gives_typed_errors_and_retries(
-    server: FaultServer, session_client: Callable[..., Api]
+    server: FaultServer, session_client: Callable[..., Api], clock: VirtualClock
 ) -> None:
     api = session_client(server, raise_for_status=True)
     server.script(Reply(400, json=error_body(400, "invalid_parameter", "limit")))
@@ -105,6 +118,7 @@ def test_a_session_that_raises_for_status_still_gives_typed_errors_and_retries(
     create_attempts = server.requests[1:]
     assert len(create_attempts) == 2  # a 503 is retried, with the same key
     assert len({r.header("idempotency-key") for r in create_attempts}) == 1
+    assert_backoffs(clock.slept, [0])
 
 
 @pytest.mark.parametrize("kind", ["aiohttp"])
@@ -166,7 +180,11 @@ def raise_for_status(response: Any) -> None:
 
 @pytest.mark.parametrize("kind", HTTPX_FAMILY_KINDS)
 def test_a_hook_that_raises_for_status_gives_the_typed_error_and_retries(
-    kind: str, aloop: Any, server: FaultServer, make_client: Callable[..., Api]
+    kind: str,
+    aloop: Any,
+    server: FaultServer,
+    make_client: Callable[..., Api],
+    clock: VirtualClock,
 ) -> None:
     api = hooked_client(kind, aloop, make_client, server, raise_for_status)
     server.script(Reply(404, json=error_body(404, "not_found", "no pet 7")))
@@ -184,6 +202,7 @@ def test_a_hook_that_raises_for_status_gives_the_typed_error_and_retries(
     with pytest.raises(InternalServerError):
         api.list_pets()
     assert len(server.requests) == 6
+    assert_backoffs(clock.slept, [0, 0, 1])
 
 
 @pytest.mark.parametrize("kind", HTTPX_FAMILY_KINDS)
@@ -255,7 +274,7 @@ def raw_answer(status: bytes, body: bytes, *headers: bytes) -> Raw:
     ids=["cyrillic-utf8", "dash-utf8", "ff", "latin1"],
 )
 def test_any_reason_phrase_gives_the_typed_outcome(
-    server: FaultServer, make_client: Callable[..., Api], reason: bytes
+    server: FaultServer, make_client: Callable[..., Api], clock: VirtualClock, reason: bytes
 ) -> None:
     api = make_client(server, max_retries=1)
     body = json_bytes(error_body(404, "not_found", "no pet"))
@@ -273,6 +292,7 @@ def test_any_reason_phrase_gives_the_typed_outcome(
     assert raw.parse() == [Pet.from_dict(PET)]
     assert raw.http_response.status_code == 200
     assert raw.retries_taken == 1
+    assert_backoffs(clock.slept, [0])
 
 
 @pytest.mark.parametrize(
