@@ -11,8 +11,9 @@ those are strict xfails, which start failing (and so get noticed) when the libra
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import socket
-import time
+import threading
 from collections.abc import Callable, Iterator
 
 import aiohttp
@@ -40,12 +41,15 @@ FRESH = (
 class ExtraAnswerServer(RawServer):
     """Answers each connection's first request with ``FIRST`` plus an unrequested ``STALE``.
 
-    ``STALE`` goes in the same ``send`` as ``FIRST`` (``later=False``) or 0.2 s after it;
-    every later request on the connection gets ``FRESH``.
+    ``STALE`` goes in the same ``send`` as ``FIRST`` (``later=False``) or, in a send of its
+    own, once the test sets ``release`` (``later=True``); ``sent`` is set when it has gone.
+    Every later request on the connection gets ``FRESH``.
     """
 
     def __init__(self, *, later: bool) -> None:
         self.later = later
+        self.release = threading.Event()
+        self.sent = threading.Event()
         super().__init__()
 
     def serve(self, connection: socket.socket) -> None:
@@ -56,10 +60,22 @@ class ExtraAnswerServer(RawServer):
             connection.sendall(FIRST + STALE)
         else:
             connection.sendall(FIRST)
-            self.wait(0.2)
+            self.release.wait()
+            if self.stopping:
+                return
             connection.sendall(STALE)
+        self.sent.set()
         while (rest := self.read_head(connection, rest)) is not None:
             connection.sendall(FRESH)
+
+    def close(self) -> None:
+        """Stop at once: shutting the sockets down wakes the threads that wait on them."""
+        self._stop.set()
+        self.release.set()
+        for sock in [self._listener, *self._sockets]:
+            with contextlib.suppress(OSError):
+                sock.shutdown(socket.SHUT_RDWR)
+        super().close()
 
 
 @pytest.fixture
@@ -76,10 +92,15 @@ def extra_answer_server() -> Iterator[Callable[..., ExtraAnswerServer]]:
         server.close()
 
 
-def second_answer(client: Api) -> list[str]:
-    """Make two calls, the second after the extra bytes have surely arrived; its pet names."""
+def second_answer(client: Api, server: ExtraAnswerServer) -> list[str]:
+    """Make two calls, the second after the extra bytes have arrived; its pet names.
+
+    The extra bytes go out after the first call returned, when the server sends them in a
+    later packet. Over loopback, bytes sent are in the client's socket as ``sendall`` returns.
+    """
     assert client.list_pets() == []
-    time.sleep(0.5)
+    server.release.set()
+    assert server.sent.wait(5.0)
     return [pet.name for pet in client.list_pets()]
 
 
@@ -111,7 +132,7 @@ def test_an_extra_answer_in_the_same_packet_is_not_the_next_calls(
     server = extra_answer_server(later=False)
     client = make_client(server.base_url, max_retries=0)
 
-    names = second_answer(client)
+    names = second_answer(client, server)
 
     # A new connection's first answer (aiohttp drops the one that held extra bytes).
     assert names == []
@@ -139,7 +160,7 @@ def test_an_extra_answer_in_a_later_packet_is_not_the_next_calls(
     server = extra_answer_server(later=True)
     client = make_client(server.base_url, max_retries=0)
 
-    names = second_answer(client)
+    names = second_answer(client, server)
 
     # httpcore finds the idle connection readable before reusing it, and opens a new one.
     assert names == []
@@ -165,12 +186,12 @@ def test_a_connection_per_call_keeps_every_extra_answer_away(
         session = aloop.run_until_complete(closing_session())
         try:
             client = make_client(server.base_url, max_retries=0, http_client=session)
-            assert second_answer(client) == []
+            assert second_answer(client, server) == []
         finally:
             close_in(aloop, session)
     else:
         client = make_client(
             server.base_url, max_retries=0, default_headers={"Connection": "close"}
         )
-        assert second_answer(client) == []
+        assert second_answer(client, server) == []
     assert server.connections == 2
