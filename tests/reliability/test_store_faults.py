@@ -1,8 +1,9 @@
 """Faults scripted in the built-in store give the SDK's documented outcome on every backend.
 
-Each test runs on every kind of client (``kind``) over a real socket (``store.serve()``) and,
-for the clients the store hands out (httpx sync and async), in process too: the outcome must be
-the same in both places. Retry waits are kept short with ``Retry-After``.
+Each test runs on every kind of client (``kind``) over a real socket (``store.serve()``, one
+server for the module, its store reset before and after each test) and, for the clients the
+store hands out (httpx sync and async), in process too: the outcome must be the same in both
+places. Retry waits pass on the SDK's clock (the ``clock`` fixture), without being slept.
 """
 
 from __future__ import annotations
@@ -26,29 +27,52 @@ from animalstore_client import (
     RateLimitError,
 )
 from animalstore_client.testing import FakeAnimalStore, Fault, retry_floor
+from tests.conftest import VirtualClock
 from tests.reliability.conftest import Api
 
 API_KEY = "test-key"
-#: A Retry-After that keeps a retry quick.
+#: A Retry-After that would keep a retry quick (waits pass on the SDK's clock anyway).
 QUICK = 0.01
+#: A timeout or deadline that a delayed answer outlasts, and that delay.
+SHORT = 0.05
+LONG_DELAY = 1.0
 
 
 @pytest.fixture(autouse=True)
-def _quick_retry_after() -> Iterator[None]:
+def _quick_retry_after(clock: VirtualClock) -> Iterator[None]:
     """Each fault's Retry-After (``QUICK``) is waited as written: these tests are not about the
-    floor that keeps a client out of a tight loop (``tests/unit/test_retries.py`` is)."""
+    floor that keeps a client out of a tight loop (``tests/unit/test_retries.py`` is). Every
+    wait passes on the SDK's clock."""
     with retry_floor(0.0):
         yield
 
 
+@pytest.fixture(scope="module")
+def served_store() -> Iterator[tuple[FakeAnimalStore, str]]:
+    """One store, served over a socket for the whole module."""
+    shared = FakeAnimalStore(api_keys=(API_KEY,))
+    with shared.serve() as base_url:
+        yield shared, base_url
+
+
 @pytest.fixture
-def store() -> FakeAnimalStore:
-    return FakeAnimalStore(api_keys=(API_KEY,))
+def store(served_store: tuple[FakeAnimalStore, str]) -> Iterator[FakeAnimalStore]:
+    """The module's store, as new: no pets, requests or faults, keys not honoured."""
+    shared, _ = served_store
+
+    def renew() -> None:
+        shared.reset()
+        shared.honour_idempotency_keys = False
+
+    renew()
+    yield shared
+    renew()
 
 
 @pytest.fixture(params=["socket", "in-process"])
 def connect(
     request: pytest.FixtureRequest,
+    served_store: tuple[FakeAnimalStore, str],
     store: FakeAnimalStore,
     kind: str,
     make_client: Callable[..., Api],
@@ -71,8 +95,8 @@ def connect(
         for api in made:
             api.close()
         return
-    with store.serve() as base_url:
-        yield lambda **options: make_client(base_url, api_key=API_KEY, **options)
+    _, base_url = served_store
+    yield lambda **options: make_client(base_url, api_key=API_KEY, **options)
 
 
 ERRORS = [
@@ -217,10 +241,10 @@ def test_a_delay_past_the_deadline_raises_a_timeout_and_the_create_is_stored(
     store: FakeAnimalStore, connect: Callable[..., Api]
 ) -> None:
     api = connect(max_retries=2)
-    store.inject(Fault.delay(2.0, operation="create"))
+    store.inject(Fault.delay(LONG_DELAY, operation="create"))
 
     with pytest.raises(APITimeoutError):
-        api.create_pet(name="Rex", category_id=3, deadline=0.2)
+        api.create_pet(name="Rex", category_id=3, deadline=SHORT)
 
     assert len(store.requests) == 1
     assert [pet.name for pet in store.pets] == ["Rex"]  # processed, answered too late
@@ -236,8 +260,8 @@ def test_a_short_delay_is_only_slow(store: FakeAnimalStore, connect: Callable[..
 def test_a_delay_past_the_read_timeout_is_retried_for_a_list(
     store: FakeAnimalStore, connect: Callable[..., Api]
 ) -> None:
-    api = connect(max_retries=1, timeout=0.2)
-    store.inject(Fault.delay(2.0, operation="list"))
+    api = connect(max_retries=1, timeout=SHORT)
+    store.inject(Fault.delay(LONG_DELAY, operation="list"))
 
     assert api.list_pets() == []
     assert len(store.requests) == 2
