@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Callable
-from pathlib import Path
 
 import httpx
 import pytest
@@ -17,6 +16,7 @@ from animalstore_client import (
     RateLimitError,
 )
 from tests.conftest import API_KEY, Api
+from tests.unit.typecheck import mypy_run
 
 PET = {"id": 7, "name": "Rex", "categoryId": 3, "status": "available"}
 CLIENT_TIMEOUT = httpx.Timeout(30.0, connect=5.0).as_dict()
@@ -110,10 +110,10 @@ def test_a_short_call_timeout_cuts_a_silent_server_short(make_api: Callable[...,
         api = make_api(base_url=f"http://127.0.0.1:{silent.getsockname()[1]}/v1", max_retries=0)
 
         with pytest.raises(APIConnectionError) as caught:
-            api.list_pets(timeout=0.2)
+            api.list_pets(timeout=0.05)
 
     assert type(caught.value).__name__ == "APITimeoutError"
-    assert caught.value.request.extensions["timeout"] == httpx.Timeout(0.2).as_dict()
+    assert caught.value.request.extensions["timeout"] == httpx.Timeout(0.05).as_dict()
 
 
 # -- extra_headers ----------------------------------------------------------------------------
@@ -480,35 +480,11 @@ def test_with_options_api_key_is_the_one_the_service_judges(
 
 # -- what type checkers see -------------------------------------------------------------------
 
-USER_CODE = """\
-import httpx
-from animalstore_client import NOT_GIVEN, AsyncClient, Client, NotGiven, Pet
 
-
-async def main(client: Client, aclient: AsyncClient, limit: float | NotGiven) -> None:
-    pets: list[Pet] = client.list_pets(timeout=2.0, extra_headers={"X-A": "1"})
-    client.list_pets(timeout=None)
-    client.list_pets(timeout=NOT_GIVEN)
-    client.list_pets(timeout=limit)
-    await aclient.create_pet(name="R", category_id=3, idempotency_key="k", timeout=httpx.Timeout(1))
-    client.with_raw_response.create_pet(name="Rex", category_id=3, idempotency_key=None)
-    client.with_options(api_key="k", default_headers={"X-B": "2"})
-    client.list_pets(timeout="2")
-    client.list_pets(extra_headers={"X-A": 1})
-    await aclient.create_pet(name="Rex", category_id=3, idempotency_key=7)
-    client.with_options(api_key=None)
-    client.list_pets(idempotency_key="k")
-"""
-
-
-def test_type_checkers_accept_the_options_and_flag_wrong_ones(tmp_path: Path) -> None:
-    from mypy import api as mypy
-
-    user_file = tmp_path / "user.py"
-    user_file.write_text(USER_CODE)
-
-    options = ["--strict", "--no-incremental", "--cache-dir", str(tmp_path / "cache")]
-    stdout, _, status = mypy.run([*options, "--python-version", "3.10", str(user_file)])
+def test_type_checkers_accept_the_options_and_flag_wrong_ones() -> None:
+    """A user's code (``SNIPPETS["call_options_user"]`` in ``tests/unit/typecheck.py``)."""
+    run = mypy_run()  # --strict --python-version 3.10 (and deprecated enabled)
+    stdout, status = run.output("call_options_user"), run.status
 
     flagged = [line.split(":")[1] for line in stdout.splitlines() if ": error: " in line]
     assert status == 1
