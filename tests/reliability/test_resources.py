@@ -9,7 +9,6 @@ import gc
 import os
 import subprocess
 import sys
-import textwrap
 import time
 import warnings
 from collections.abc import Callable
@@ -29,39 +28,11 @@ from tests.reliability.conftest import (
     new_http_client,
     own_http_client,
 )
+from tests.reliability.dropped_client import use_and_drop
 from tests.reliability.faultserver import FaultServer, Reply
 
 REPO = Path(__file__).resolve().parents[2]
 CLOSED = r"is closed; create a new one"
-
-
-def use_and_drop(kind: str, base_url: str) -> None:
-    """Build a client, make one call, and drop it without closing it.
-
-    A user's own ``http_client`` (aiohttp, httpx2) is the caller's, closed by the caller; the
-    SDK client on it is dropped.
-    """
-    if kind in SYNC_KINDS:
-        http = own_http_client(kind)
-        client = Client(api_key=API_KEY, base_url=base_url, http_client=http)
-        assert client.list_pets() == []
-        del client
-        if http is not None:
-            http.close()
-    else:
-
-        async def main() -> None:
-            http = own_http_client(kind)
-            client = AsyncClient(api_key=API_KEY, base_url=base_url, http_client=http)
-            assert await client.list_pets() == []
-            del client
-            # The program goes on a little: a dropped async resource can only be cleaned up
-            # by its event loop while that loop still runs.
-            await asyncio.sleep(0.05)
-            await aclose_http_client(http)
-
-        asyncio.run(main())
-    gc.collect()
 
 
 def test_a_client_dropped_without_close_does_not_warn(server: FaultServer, kind: str) -> None:
@@ -93,17 +64,6 @@ def test_a_dropped_client_closes_its_own_pool_once_no_copy_shares_it(server: Fau
     assert eventually(lambda: server.open_connections == 0)
 
 
-SUBPROCESS_SCRIPT = textwrap.dedent(
-    """
-    import sys
-    from tests.reliability.test_resources import use_and_drop
-
-    use_and_drop(sys.argv[1], sys.argv[2])
-    print("done")
-    """
-)
-
-
 def test_a_dropped_client_leaves_no_resourcewarning_in_dev_mode(
     server: FaultServer, kind: str
 ) -> None:
@@ -117,8 +77,8 @@ def test_a_dropped_client_leaves_no_resourcewarning_in_dev_mode(
             "dev",
             "-W",
             "error::ResourceWarning",
-            "-c",
-            SUBPROCESS_SCRIPT,
+            "-m",
+            "tests.reliability.dropped_client",  # the SDK only: no pytest, no fixtures
             kind,
             server.base_url,
         ],
