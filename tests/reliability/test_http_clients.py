@@ -6,14 +6,18 @@ from the environment, the connection gate of ``DefaultAsyncHttpxClient``, the ai
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
+import socket
 import subprocess
 import sys
 import textwrap
+import threading
 import time
 import traceback
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -30,15 +34,63 @@ from animalstore_client import (
     DefaultHttpxClient,
     Pet,
 )
+from animalstore_client._backends.aiohttp import AiohttpSender
 from animalstore_client._backends.gate import ConnectionGate
 from tests.reliability.conftest import API_KEY, PET, free_port
-from tests.reliability.faultserver import FaultServer, Hangup, Reply
+from tests.reliability.faultserver import FaultServer, Hangup, RecordedRequest, Reply
 
 REPO = Path(__file__).resolve().parents[2]
 FACTORIES: dict[str, Callable[..., httpx.Client | httpx.AsyncClient]] = {
     "DefaultHttpxClient": DefaultHttpxClient,
     "DefaultAsyncHttpxClient": DefaultAsyncHttpxClient,
 }
+
+
+@dataclass(frozen=True)
+class Together(Reply):
+    """A reply sent once ``together`` requests have arrived (all of them in flight at once),
+    or after 5 s, when they did not (the test then fails on what the server saw)."""
+
+    together: int = 1
+
+
+@dataclass(frozen=True)
+class Held(Reply):
+    """A reply sent once the test sets the server's ``release`` (or the server closes)."""
+
+
+class GatheringServer(FaultServer):
+    """A fault server that sends ``Together`` and ``Held`` replies only when they may go: calls
+    are in flight at once for as long as the test needs, without a delay to wait out."""
+
+    def __init__(self, **options: Any) -> None:
+        super().__init__(**options)
+        self.release = threading.Event()
+
+    def _perform(self, action: Any, connection: socket.socket, request: RecordedRequest) -> bool:
+        if isinstance(action, Together):
+            self.wait_for_requests(action.together, 5.0)
+        elif isinstance(action, Held):
+            self.release.wait()
+        if self._stopping.is_set():
+            return False
+        return super()._perform(action, connection, request)
+
+    def close(self) -> None:
+        self._stopping.set()  # what is held is not sent
+        self.release.set()
+        super().close()
+
+
+@contextlib.contextmanager
+def gathering_server(default: Reply) -> Iterator[GatheringServer]:
+    """A started ``GatheringServer`` answering ``default``, closed afterwards."""
+    server = GatheringServer(default=default)
+    server.start()
+    try:
+        yield server
+    finally:
+        server.close()
 
 
 def sdk_calls_on_aiohttp(base_url: str, calls: int, **session_options: Any) -> list[Any]:
@@ -179,7 +231,8 @@ def test_default_aiohttp_client_outside_a_loop_or_under_trio_says_why() -> None:
 def test_a_connector_limit_bounds_the_sdks_connections_on_aiohttp() -> None:
     import aiohttp
 
-    with FaultServer(default=Reply(200, json=[PET], delay=0.2)) as server:
+    # The first two answers wait for each other: both connections are busy at once.
+    with gathering_server(Together(200, json=[PET], together=2)) as server:
 
         async def main() -> list[Any]:
             async with (
@@ -197,7 +250,8 @@ def test_a_connector_limit_bounds_the_sdks_connections_on_aiohttp() -> None:
 
 
 def test_the_default_aiohttp_limits_open_a_connection_per_concurrent_call() -> None:
-    with FaultServer(default=Reply(200, json=[PET], delay=0.3)) as server:
+    # No answer goes before all eight requests came: only eight connections at once do it.
+    with gathering_server(Together(200, json=[PET], together=8)) as server:
         results = sdk_calls_on_aiohttp(server.base_url, 8)
 
         assert results == [[Pet.from_dict(PET)]] * 8
@@ -208,7 +262,8 @@ def test_the_default_aiohttp_limits_open_a_connection_per_concurrent_call() -> N
 def test_max_connections_bounds_the_connections_and_every_call_still_completes(
     name: str,
 ) -> None:
-    with FaultServer(default=Reply(200, json=[PET], delay=0.2)) as server:
+    # The first two answers wait for each other: both connections are busy at once.
+    with gathering_server(Together(200, json=[PET], together=2)) as server:
         http = FACTORIES[name](limits=httpx.Limits(max_connections=2))
         responses = get_many(http, [f"{server.base_url}/pets"] * 6)
 
@@ -219,7 +274,8 @@ def test_max_connections_bounds_the_connections_and_every_call_still_completes(
 @pytest.mark.parametrize("name", list(FACTORIES))
 def test_the_default_limits_open_a_connection_per_concurrent_call(name: str) -> None:
     assert DEFAULT_CONNECTION_LIMITS.max_connections == 100
-    with FaultServer(default=Reply(200, json=[PET], delay=0.3)) as server:
+    # No answer goes before all eight requests came: only eight connections at once do it.
+    with gathering_server(Together(200, json=[PET], together=8)) as server:
         responses = get_many(FACTORIES[name](), [f"{server.base_url}/pets"] * 8)
 
         assert [getattr(r, "status_code", r) for r in responses] == [200] * 8
@@ -349,7 +405,19 @@ def test_the_callers_own_requests_on_a_default_aiohttp_session_keep_aiohttps_err
     assert len(server.requests) == 2  # aiohttp's own resend of a GET, untouched
 
 
-def test_a_session_closed_while_a_call_waits_to_retry_is_reported_plainly() -> None:
+def test_a_session_closed_while_a_call_waits_to_retry_is_reported_plainly(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # The wait before the second attempt lasts until the test has closed the session.
+    slept: list[float] = []
+    waiting, resumed = asyncio.Event(), asyncio.Event()  # bound to the loop at first use
+
+    async def sleep_until_resumed(delay: float) -> None:
+        slept.append(delay)
+        waiting.set()
+        await resumed.wait()
+
+    monkeypatch.setattr(AiohttpSender, "sleep", staticmethod(sleep_until_resumed))
     with FaultServer() as server:
         server.script(Reply(503, json={"code": "busy", "message": "busy", "status": 503}))
 
@@ -357,9 +425,9 @@ def test_a_session_closed_while_a_call_waits_to_retry_is_reported_plainly() -> N
             async with DefaultAioHttpClient() as http:
                 client = AsyncClient(api_key=API_KEY, base_url=server.base_url, http_client=http)
                 call = asyncio.ensure_future(client.list_pets())
-                while not server.requests:
-                    await asyncio.sleep(0.01)
+                await waiting.wait()
                 await http.close()  # during the wait before the second attempt
+                resumed.set()
                 try:
                     await call
                 except BaseException as exc:
@@ -376,27 +444,32 @@ def test_a_session_closed_while_a_call_waits_to_retry_is_reported_plainly() -> N
     )
     assert API_KEY not in shown
     assert len(server.requests) == 1
+    assert len(slept) == 1
 
 
 # -- the connection gate of DefaultAsyncHttpxClient ----------------------------------------------
 
 
 def test_a_call_that_finds_no_free_connection_in_time_is_a_pool_timeout_and_is_not_sent() -> None:
-    with FaultServer(default=Reply(200, json=[PET], delay=1.0)) as server:
+    # The first call's answer is held until the others have given up: they can only have
+    # waited for the pool timeout.
+    with gathering_server(Held(200, json=[PET])) as server:
         # One connection: the first call holds it, the other two wait in the client's gate
         # (which lets in as many as the pool's size), none in httpx's pool.
         http = DefaultAsyncHttpxClient(
-            limits=httpx.Limits(max_connections=1), timeout=httpx.Timeout(5.0, pool=0.2)
+            limits=httpx.Limits(max_connections=1), timeout=httpx.Timeout(5.0, pool=0.05)
         )
 
         async def main() -> tuple[Any, list[Any], float]:
             async with http:
                 first = asyncio.ensure_future(http.get(f"{server.base_url}/pets"))
-                await asyncio.sleep(0.05)  # the first one holds the only connection
+                # The first one holds the only connection once its request has come.
+                assert await asyncio.to_thread(server.wait_for_requests, 1, 5.0)
                 started = time.monotonic()
                 late = [http.get(f"{server.base_url}/pets") for _ in range(2)]
                 others = await asyncio.gather(*late, return_exceptions=True)
                 waited = time.monotonic() - started
+                server.release.set()
                 return await first, others, waited
 
         first, others, waited = asyncio.run(main())
@@ -405,7 +478,7 @@ def test_a_call_that_finds_no_free_connection_in_time_is_a_pool_timeout_and_is_n
         assert all(isinstance(other, httpx.PoolTimeout) for other in others)
         assert all("no connection became free" in str(other) for other in others)  # the gate's
         assert all(other.request.url == f"{server.base_url}/pets" for other in others)
-        assert 0.15 <= waited < 0.9  # the pool timeout, not the first call's answer
+        assert waited >= 0.05  # the pool timeout
         assert len(server.requests) == 1  # the others never left
 
 
@@ -415,7 +488,7 @@ def test_a_streamed_response_keeps_its_place_in_the_gate_until_it_is_closed() ->
     # would queue inside httpx's pool.
     with FaultServer(default=Reply(200, json=[PET])) as server:
         http = DefaultAsyncHttpxClient(
-            limits=httpx.Limits(max_connections=1), timeout=httpx.Timeout(5.0, pool=0.2)
+            limits=httpx.Limits(max_connections=1), timeout=httpx.Timeout(5.0, pool=0.05)
         )
         url = f"{server.base_url}/pets"
 
