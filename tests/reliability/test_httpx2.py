@@ -197,14 +197,16 @@ ALIASED = """
 
     import httpx
     from animalstore_client import APITimeoutError, AsyncClient, Client, NotFoundError
+    from animalstore_client.testing import retry_floor
     from tests.reliability.faultserver import FaultServer, Reply
 
     assert httpx is httpx2, "alias_httpx() did not take"
     pet = {"id": 1, "name": "Rex", "categoryId": 3}
-    with FaultServer() as server:
+    # Each retry waits the Retry-After as written (0.01 s), not the 0.3 s floor.
+    with FaultServer() as server, retry_floor(0.0):
         # A 503 is retried, a 404 is typed, a stalled answer meets the deadline, and the pet.
         server.script(
-            Reply(503, headers=[("Retry-After", "0")]),
+            Reply(503, headers=[("Retry-After", "0.01")]),
             Reply(200, json=[pet]),
             Reply(404, json={"code": "not_found", "message": "none", "status": 404}),
             Reply(200, json=[], delay=5),
@@ -217,14 +219,14 @@ ALIASED = """
             except NotFoundError as exc:
                 print("sync", type(exc).__name__, exc.status_code)
             try:
-                client.list_pets(deadline=0.3)
+                client.list_pets(deadline=0.05)
             except APITimeoutError as exc:
                 print("sync", type(exc).__name__)
             print("sync", client.create_pet(name="Rex", category_id=3).id)
         print("sync requests", len(server.requests))
 
         async def main() -> None:
-            server.script(Reply(503, headers=[("Retry-After", "0")]), Reply(200, json=[pet]))
+            server.script(Reply(503, headers=[("Retry-After", "0.01")]), Reply(200, json=[pet]))
             async with AsyncClient(api_key="k", base_url=server.base_url) as client:
                 print("async", (await client.list_pets())[0].name)
                 with warnings.catch_warnings():

@@ -68,7 +68,7 @@ SCENARIOS: dict[str, tuple[list[Action], str, dict[str, Any], type[Exception] | 
     "malformed-body": ([Reply(200, json={"id": "1"})], "get_pet", {}, APIResponseValidationError),
     "hangup-retries-used-up": ([Hangup()] * 3, "list_pets", {}, APIConnectionError),
     "reset": ([Reset(body=b"[" * 1000, sent=10)], "create_pet", {}, APIConnectionError),
-    "stall": ([Hangup(delay=10)], "list_pets", {"timeout": 0.3, "max_retries": 0}, APITimeoutError),
+    "stall": ([Hangup(delay=1)], "list_pets", {"timeout": 0.05, "max_retries": 0}, APITimeoutError),
     "refused": ([], "list_pets", {"base_url": "refused"}, APIConnectionError),
     # Where aiohttp raises ClientResponseError, whose repr, args and request_info hold the
     # request's headers.
