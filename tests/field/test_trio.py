@@ -21,8 +21,10 @@ from animalstore_client import (
     DefaultAsyncHttpxClient,
     Pet,
     RateLimitError,
+    _client,
 )
-from animalstore_client.testing import FakeAnimalStore
+from animalstore_client._backends.deadline import send_within_async
+from animalstore_client.testing import FakeAnimalStore, retry_floor
 from tests.reliability.conftest import NO_HTTPX2
 from tests.reliability.faultserver import Action, FaultServer, Hangup, Reply
 
@@ -71,15 +73,20 @@ def test_a_client_used_in_one_trio_run_after_another_opens_a_pool_in_each() -> N
         trio.run(client.aclose)
 
 
+#: A Retry-After the tests honour as written (under ``retry_floor(0)``), slept for real: long
+#: enough to be seen, short enough to cost nothing.
+PAUSE = 0.05
+
+
 @pytest.mark.parametrize("http", TRIO_BACKENDS)
 @pytest.mark.parametrize("backend", ["asyncio", "trio"])
 def test_retries_wait_the_running_librarys_way(backend: str, http: str) -> None:
-    with FaultServer() as server:
+    with retry_floor(0.0), FaultServer() as server:
         server.script(
             Reply(
                 503,
                 json={"code": "busy", "message": "busy", "status": 503},
-                headers={"Retry-After": "0.2"},
+                headers={"Retry-After": f"{PAUSE}"},
             ),
             Reply(200, json=[]),
         )
@@ -99,7 +106,7 @@ def test_retries_wait_the_running_librarys_way(backend: str, http: str) -> None:
 
         assert pets == []
         assert len(server.requests) == 2
-        assert took >= 0.2  # the Retry-After wait was slept, not skipped
+        assert took >= PAUSE  # the Retry-After wait was slept, not skipped
 
 
 @pytest.mark.parametrize("http", TRIO_BACKENDS)
@@ -107,8 +114,8 @@ def test_retries_wait_the_running_librarys_way(backend: str, http: str) -> None:
 def test_one_calls_retry_after_holds_back_the_tasks_that_start_later(
     backend: str, http: str
 ) -> None:
-    with FaultServer(default=Reply(200, json=[])) as server:
-        server.script(Reply(429, json={}, headers={"Retry-After": "0.5"}))
+    with retry_floor(0.0), FaultServer(default=Reply(200, json=[])) as server:
+        server.script(Reply(429, json={}, headers={"Retry-After": f"{PAUSE}"}))
 
         async def main() -> list[list[Pet]]:
             own = http_client(http)
@@ -132,12 +139,12 @@ def test_one_calls_retry_after_holds_back_the_tasks_that_start_later(
         assert anyio.run(main, backend=backend) == [[]] * 5
         limited, *later = server.requests
         assert len(later) == 5
-        assert min(request.received_at for request in later) >= limited.received_at + 0.5
+        assert min(request.received_at for request in later) >= limited.received_at + PAUSE
 
 
 @pytest.mark.parametrize("backend", ["asyncio", "trio"])
 def test_the_gate_holds_calls_beyond_the_pool_and_lets_all_through(backend: str) -> None:
-    with FaultServer(default=Reply(200, json=[], delay=0.05)) as server:
+    with FaultServer(default=Reply(200, json=[], delay=0.01)) as server:
 
         async def main() -> list[list[Pet]]:
             results: list[list[Pet]] = []
@@ -184,14 +191,19 @@ def test_a_call_that_ends_badly_gives_its_gate_slot_back(backend: str, ending: s
                     api_key=KEY, base_url=server.base_url, http_client=http, max_retries=0
                 ) as client,
             ):
-                for _ in range(3):
+                for sent in range(1, 4):
                     if ending == "is-cancelled":
-                        with anyio.move_on_after(0.1):
-                            await client.list_pets()
-                        outcomes.append("cancelled")
+                        # Cancelled once the server has its request: it holds its place then.
+                        async with anyio.create_task_group() as group:
+                            group.start_soon(client.list_pets)
+                            arrived = await anyio.to_thread.run_sync(
+                                server.wait_for_requests, sent, 5.0
+                            )
+                            group.cancel_scope.cancel()
+                        outcomes.append("cancelled" if arrived else "never sent")
                         continue
                     try:
-                        await client.list_pets(timeout=0.1 if ending == "times-out" else 5.0)
+                        await client.list_pets(timeout=0.05 if ending == "times-out" else 5.0)
                     except Exception as exc:
                         outcomes.append(type(exc).__name__)
                 for _ in range(3):
@@ -230,23 +242,37 @@ def test_aiohttp_under_trio_is_refused_saying_why() -> None:
     )
 
 
+#: The deadline of a call that a server holds: long enough for the request to reach it.
+DEADLINE = 0.2
+
+
 @pytest.mark.parametrize("http", TRIO_BACKENDS)
 @pytest.mark.parametrize("mode", ["headers", "silent"])
-def test_the_deadline_cuts_a_call_off_under_trio(mode: str, http: str) -> None:
+def test_the_deadline_cuts_a_call_off_under_trio(
+    mode: str, http: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
     from tests.reliability.test_bounded_cost import DripServer
 
+    # What the attempt is given: how long before it is cancelled, and each phase's timeout.
+    granted: list[tuple[float, dict[str, float | None]]] = []
+
+    async def bounded(seconds: float, send: Any, request: Any) -> Any:
+        granted.append((seconds, dict(request.timeout)))
+        return await send_within_async(seconds, send, request)
+
+    monkeypatch.setattr(_client, "send_within_async", bounded)
     server = DripServer(mode)
 
-    async def main() -> tuple[type[BaseException], float]:
+    async def main() -> tuple[BaseException, float]:
         own = http_client(http)
         async with AsyncClient(
-            api_key=KEY, base_url=server.base_url, timeout=5.0, deadline=0.5, http_client=own
+            api_key=KEY, base_url=server.base_url, timeout=5.0, deadline=DEADLINE, http_client=own
         ) as client:
             started = trio.current_time()
             try:
                 await client.list_pets()
             except Exception as exc:
-                return type(exc), trio.current_time() - started
+                return exc, trio.current_time() - started
             finally:
                 if own is not None:
                     await own.aclose()
@@ -256,6 +282,13 @@ def test_the_deadline_cuts_a_call_off_under_trio(mode: str, http: str) -> None:
         error, elapsed = trio.run(main)
     finally:
         server.close()
-    assert error is APITimeoutError
-    assert 0.45 <= elapsed < 1.0
+    # The server drips a byte every 0.1 s ("headers"), within every per-phase timeout, or
+    # says nothing: the call ends only because the deadline cancels its one attempt.
+    assert type(error) is APITimeoutError
+    assert f"deadline={DEADLINE:g} s passed before the call was done" in str(error)
+    assert len(granted) == 1
+    seconds, timeouts = granted[0]
+    assert 0 < seconds <= DEADLINE
+    assert all(phase is not None and 0 < phase <= DEADLINE for phase in timeouts.values())
+    assert elapsed >= 0.9 * DEADLINE  # not cut off before its time
     assert server.requests == 1
