@@ -11,8 +11,6 @@ come after another call's are held by the server until the test lets them go.
 from __future__ import annotations
 
 import asyncio
-import socket
-import threading
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
@@ -28,35 +26,12 @@ from animalstore_client import (
 from tests.conftest import VirtualClock, at_scale
 from tests.reliability import faultserver
 from tests.reliability.conftest import SYNC_KINDS, Api
-from tests.reliability.faultserver import FaultServer, RecordedRequest, Reply
+from tests.reliability.faultserver import FaultServer, Reply
+from tests.reliability.heldserver import Held, HoldingServer
 
 #: Far longer than any backoff of the calls in flight (0.5 s at most, 25 s for all 50).
 RETRY_AFTER = 30
 EMPTY = Reply(200, json=[])
-
-
-class Held(Reply):
-    """A reply the server sends only once the test lets held replies go (``release``)."""
-
-
-class HoldingServer(FaultServer):
-    """A fault server that holds each ``Held`` reply until ``release`` is set (or it closes)."""
-
-    def __init__(self, **options: Any) -> None:
-        super().__init__(**options)
-        self.release = threading.Event()
-
-    def _perform(self, action: Any, connection: socket.socket, request: RecordedRequest) -> bool:
-        if isinstance(action, Held):
-            self.release.wait()
-            if self._stopping.is_set():
-                return False
-        return super()._perform(action, connection, request)
-
-    def close(self) -> None:
-        self._stopping.set()  # the held replies are not sent
-        self.release.set()
-        super().close()
 
 
 @pytest.fixture

@@ -6,18 +6,14 @@ from the environment, the connection gate of ``DefaultAsyncHttpxClient``, the ai
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import json
 import os
-import socket
 import subprocess
 import sys
 import textwrap
-import threading
 import time
 import traceback
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -37,60 +33,14 @@ from animalstore_client import (
 from animalstore_client._backends.aiohttp import AiohttpSender
 from animalstore_client._backends.gate import ConnectionGate
 from tests.reliability.conftest import API_KEY, PET, free_port
-from tests.reliability.faultserver import FaultServer, Hangup, RecordedRequest, Reply
+from tests.reliability.faultserver import FaultServer, Hangup, Reply
+from tests.reliability.heldserver import Held, Together, holding_server
 
 REPO = Path(__file__).resolve().parents[2]
 FACTORIES: dict[str, Callable[..., httpx.Client | httpx.AsyncClient]] = {
     "DefaultHttpxClient": DefaultHttpxClient,
     "DefaultAsyncHttpxClient": DefaultAsyncHttpxClient,
 }
-
-
-@dataclass(frozen=True)
-class Together(Reply):
-    """A reply sent once ``together`` requests have arrived (all of them in flight at once),
-    or after 5 s, when they did not (the test then fails on what the server saw)."""
-
-    together: int = 1
-
-
-@dataclass(frozen=True)
-class Held(Reply):
-    """A reply sent once the test sets the server's ``release`` (or the server closes)."""
-
-
-class GatheringServer(FaultServer):
-    """A fault server that sends ``Together`` and ``Held`` replies only when they may go: calls
-    are in flight at once for as long as the test needs, without a delay to wait out."""
-
-    def __init__(self, **options: Any) -> None:
-        super().__init__(**options)
-        self.release = threading.Event()
-
-    def _perform(self, action: Any, connection: socket.socket, request: RecordedRequest) -> bool:
-        if isinstance(action, Together):
-            self.wait_for_requests(action.together, 5.0)
-        elif isinstance(action, Held):
-            self.release.wait()
-        if self._stopping.is_set():
-            return False
-        return super()._perform(action, connection, request)
-
-    def close(self) -> None:
-        self._stopping.set()  # what is held is not sent
-        self.release.set()
-        super().close()
-
-
-@contextlib.contextmanager
-def gathering_server(default: Reply) -> Iterator[GatheringServer]:
-    """A started ``GatheringServer`` answering ``default``, closed afterwards."""
-    server = GatheringServer(default=default)
-    server.start()
-    try:
-        yield server
-    finally:
-        server.close()
 
 
 def sdk_calls_on_aiohttp(base_url: str, calls: int, **session_options: Any) -> list[Any]:
@@ -232,7 +182,7 @@ def test_a_connector_limit_bounds_the_sdks_connections_on_aiohttp() -> None:
     import aiohttp
 
     # The first two answers wait for each other: both connections are busy at once.
-    with gathering_server(Together(200, json=[PET], together=2)) as server:
+    with holding_server(default=Together(200, json=[PET], together=2)) as server:
 
         async def main() -> list[Any]:
             async with (
@@ -251,7 +201,7 @@ def test_a_connector_limit_bounds_the_sdks_connections_on_aiohttp() -> None:
 
 def test_the_default_aiohttp_limits_open_a_connection_per_concurrent_call() -> None:
     # No answer goes before all eight requests came: only eight connections at once do it.
-    with gathering_server(Together(200, json=[PET], together=8)) as server:
+    with holding_server(default=Together(200, json=[PET], together=8)) as server:
         results = sdk_calls_on_aiohttp(server.base_url, 8)
 
         assert results == [[Pet.from_dict(PET)]] * 8
@@ -263,7 +213,7 @@ def test_max_connections_bounds_the_connections_and_every_call_still_completes(
     name: str,
 ) -> None:
     # The first two answers wait for each other: both connections are busy at once.
-    with gathering_server(Together(200, json=[PET], together=2)) as server:
+    with holding_server(default=Together(200, json=[PET], together=2)) as server:
         http = FACTORIES[name](limits=httpx.Limits(max_connections=2))
         responses = get_many(http, [f"{server.base_url}/pets"] * 6)
 
@@ -275,7 +225,7 @@ def test_max_connections_bounds_the_connections_and_every_call_still_completes(
 def test_the_default_limits_open_a_connection_per_concurrent_call(name: str) -> None:
     assert DEFAULT_CONNECTION_LIMITS.max_connections == 100
     # No answer goes before all eight requests came: only eight connections at once do it.
-    with gathering_server(Together(200, json=[PET], together=8)) as server:
+    with holding_server(default=Together(200, json=[PET], together=8)) as server:
         responses = get_many(FACTORIES[name](), [f"{server.base_url}/pets"] * 8)
 
         assert [getattr(r, "status_code", r) for r in responses] == [200] * 8
@@ -453,7 +403,7 @@ def test_a_session_closed_while_a_call_waits_to_retry_is_reported_plainly(
 def test_a_call_that_finds_no_free_connection_in_time_is_a_pool_timeout_and_is_not_sent() -> None:
     # The first call's answer is held until the others have given up: they can only have
     # waited for the pool timeout.
-    with gathering_server(Held(200, json=[PET])) as server:
+    with holding_server(default=Held(200, json=[PET])) as server:
         # One connection: the first call holds it, the other two wait in the client's gate
         # (which lets in as many as the pool's size), none in httpx's pool.
         http = DefaultAsyncHttpxClient(
@@ -523,7 +473,7 @@ def test_the_gate_works_in_one_event_loop_after_another() -> None:
     async def hold(name: str) -> None:
         semaphore = await gate.enter(request)
         order.append(f"{name} in")
-        await asyncio.sleep(0.01)
+        await asyncio.sleep(0)  # the others come to the gate meanwhile
         order.append(f"{name} out")
         semaphore.release()
 

@@ -11,7 +11,7 @@ import subprocess
 import sys
 import time
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -30,6 +30,7 @@ from tests.reliability.conftest import (
 )
 from tests.reliability.dropped_client import use_and_drop
 from tests.reliability.faultserver import FaultServer, Reply
+from tests.reliability.heldserver import HoldingServer, Together, holding_server
 
 REPO = Path(__file__).resolve().parents[2]
 CLOSED = r"is closed; create a new one"
@@ -213,6 +214,12 @@ def test_a_user_http_client_is_left_open_and_its_closing_is_noticed(
     assert len(server.requests) == 1
 
 
+@pytest.fixture
+def holding() -> Iterator[HoldingServer]:
+    with holding_server() as server:
+        yield server
+
+
 def open_fds() -> int:
     return len(os.listdir("/proc/self/fd"))
 
@@ -229,9 +236,11 @@ def eventually(condition: Callable[[], bool], timeout: float = 3.0) -> bool:
 
 @pytest.mark.parametrize("backend", ["httpx", "aiohttp"])
 def test_aclose_releases_every_connection_and_file_descriptor(
-    server: FaultServer, backend: str
+    holding: HoldingServer, backend: str
 ) -> None:
-    server.default = Reply(200, json=[], delay=0.1)
+    # No answer goes before all ten requests came: ten connections are open at once.
+    server = holding
+    server.default = Together(200, json=[], together=10)
     before = open_fds()
 
     async def main() -> tuple[int, int]:
