@@ -9,6 +9,11 @@ Two paths:
   (httpx/h11 would keep waiting for one), so only this path covers them.
 * real sockets, statuses 200..599, fewer examples: the fault server sends the same kinds of
   bodies to a ``Client`` and an ``AsyncClient``.
+
+Each property runs fewer examples in the default tier (100 to 150 sans-IO, 25 to 30 per
+backend over sockets: what makes an example costly is Hypothesis drawing it, not the SDK's
+work), and all of them in the deep tier (``pytest --deep``): 300 to 500 sans-IO, 40 to 60 per
+backend over sockets.
 """
 
 from __future__ import annotations
@@ -21,7 +26,7 @@ from typing import Any
 
 import httpx
 import pytest
-from hypothesis import HealthCheck, event, given, settings
+from hypothesis import event, given, settings
 from hypothesis import strategies as st
 
 from animalstore_client import (
@@ -43,7 +48,7 @@ from animalstore_client._core import operations as ops
 from animalstore_client._core.call import Call
 from animalstore_client._core.config import resolve_options
 from animalstore_client._core.retries import MAX_RETRY_AFTER
-from tests.conftest import httpx_answer
+from tests.conftest import at_scale, httpx_answer
 from tests.reliability.conftest import API_KEY, VALID_ARGUMENTS, Api, close_in, new_http_client
 from tests.reliability.faultserver import FaultServer, Reply
 
@@ -250,98 +255,124 @@ def drive(
     return (None, delay) if delay is not None else (call.result, None)
 
 
-@settings(max_examples=300, deadline=None, database=None)
-@given(
-    operation=st.sampled_from(list(OPERATIONS)),
-    status=STATUSES,
-    body=BODIES,
-)
+def examples(small: int, full: int) -> list[Any]:
+    """How many examples a property runs: ``small`` in the default tier, ``full`` deep."""
+    return at_scale(small, full, "examples")
+
+
+@pytest.mark.parametrize("count", examples(100, 300))
 def test_sans_io_any_status_and_body_gives_a_result_or_an_sdk_error(
-    builder: httpx.Client, operation: str, status: int, body: bytes
+    builder: httpx.Client, count: int
 ) -> None:
-    outcome, _ = drive(builder, operation, status, body, None, max_retries=0)
-    check_outcome(operation, status, outcome)
+    @settings(max_examples=count, deadline=None, database=None)
+    @given(
+        operation=st.sampled_from(list(OPERATIONS)),
+        status=STATUSES,
+        body=BODIES,
+    )
+    def check(operation: str, status: int, body: bytes) -> None:
+        outcome, _ = drive(builder, operation, status, body, None, max_retries=0)
+        check_outcome(operation, status, outcome)
+
+    check()
 
 
-@settings(max_examples=300, deadline=None, database=None)
-@given(
-    operation=st.sampled_from(list(OPERATIONS)),
-    status=STATUSES,
-    body=BODIES,
-    retry_after=RETRY_AFTER,
-)
+@pytest.mark.parametrize("count", examples(100, 300))
 def test_sans_io_with_retries_left_only_retryable_answers_wait_and_within_the_cap(
-    builder: httpx.Client, operation: str, status: int, body: bytes, retry_after: str | None
+    builder: httpx.Client, count: int
 ) -> None:
-    outcome, delay = drive(builder, operation, status, body, retry_after, max_retries=2)
-    method = OPERATIONS[operation].method
-    if status in RETRYABLE[method]:
-        assert delay is not None
-        # Never 0: a server cannot make the client retry in a tight loop.
-        assert 0.0 < delay <= MAX_RETRY_AFTER
-    else:
-        assert delay is None
-        check_outcome(operation, status, outcome)
+    @settings(max_examples=count, deadline=None, database=None)
+    @given(
+        operation=st.sampled_from(list(OPERATIONS)),
+        status=STATUSES,
+        body=BODIES,
+        retry_after=RETRY_AFTER,
+    )
+    def check(operation: str, status: int, body: bytes, retry_after: str | None) -> None:
+        outcome, delay = drive(builder, operation, status, body, retry_after, max_retries=2)
+        method = OPERATIONS[operation].method
+        if status in RETRYABLE[method]:
+            assert delay is not None
+            # Never 0: a server cannot make the client retry in a tight loop.
+            assert 0.0 < delay <= MAX_RETRY_AFTER
+        else:
+            assert delay is None
+            check_outcome(operation, status, outcome)
+
+    check()
 
 
-@settings(max_examples=500, deadline=None, database=None)
-@given(
-    operation=st.sampled_from(list(OPERATIONS)),
-    status=STATUSES,
-    body=BODIES,
-    headers=HEADERS,
-    max_retries=st.sampled_from([0, 2]),
-)
+@pytest.mark.parametrize("count", examples(150, 500))
 def test_sans_io_any_headers_give_a_result_an_sdk_error_or_a_bounded_wait(
-    builder: httpx.Client,
-    operation: str,
-    status: int,
-    body: bytes,
-    headers: dict[str, str],
-    max_retries: int,
+    builder: httpx.Client, count: int
 ) -> None:
-    outcome, delay = drive(builder, operation, status, body, None, max_retries, headers)
-    if delay is not None:
-        assert status in RETRYABLE[OPERATIONS[operation].method]
-        assert 0.0 < delay <= MAX_RETRY_AFTER
-    else:
-        check_outcome(operation, status, outcome)
+    @settings(max_examples=count, deadline=None, database=None)
+    @given(
+        operation=st.sampled_from(list(OPERATIONS)),
+        status=STATUSES,
+        body=BODIES,
+        headers=HEADERS,
+        max_retries=st.sampled_from([0, 2]),
+    )
+    def check(
+        operation: str, status: int, body: bytes, headers: dict[str, str], max_retries: int
+    ) -> None:
+        outcome, delay = drive(builder, operation, status, body, None, max_retries, headers)
+        if delay is not None:
+            assert status in RETRYABLE[OPERATIONS[operation].method]
+            assert 0.0 < delay <= MAX_RETRY_AFTER
+        else:
+            check_outcome(operation, status, outcome)
+
+    check()
 
 
-@settings(max_examples=300, deadline=None, database=None)
-@given(body=DOCUMENTS)
-def test_sans_io_a_valid_pet_list_round_trips(builder: httpx.Client, body: Any) -> None:
-    # Whatever a 200 list body is, a result is only ever returned when it is all valid pets,
-    # and then it equals the pets the body describes.
-    outcome, _ = drive(builder, "list_pets", 200, json.dumps(body).encode(), None, max_retries=0)
-    check_outcome("list_pets", 200, outcome)
-    if isinstance(outcome, list):
-        assert [p.to_dict() for p in outcome] == [
-            {
-                key: item[key]
-                for key in ("id", "name", "categoryId", "status")
-                if key in item and not (key == "status" and item[key] is None)
-            }
-            for item in body
-        ]
+@pytest.mark.parametrize("count", examples(100, 300))
+def test_sans_io_a_valid_pet_list_round_trips(builder: httpx.Client, count: int) -> None:
+    @settings(max_examples=count, deadline=None, database=None)
+    @given(body=DOCUMENTS)
+    def check(body: Any) -> None:
+        # Whatever a 200 list body is, a result is only ever returned when it is all valid
+        # pets, and then it equals the pets the body describes.
+        outcome, _ = drive(
+            builder, "list_pets", 200, json.dumps(body).encode(), None, max_retries=0
+        )
+        check_outcome("list_pets", 200, outcome)
+        if isinstance(outcome, list):
+            assert [p.to_dict() for p in outcome] == [
+                {
+                    key: item[key]
+                    for key in ("id", "name", "categoryId", "status")
+                    if key in item and not (key == "status" and item[key] is None)
+                }
+                for item in body
+            ]
+
+    check()
 
 
 # -- over real sockets: 200..599 --------------------------------------------------------------
 
 
-@settings(
-    max_examples=40,
-    deadline=None,
-    database=None,
-    suppress_health_check=[HealthCheck.function_scoped_fixture],
-)
-@given(
-    operation=st.sampled_from(list(OPERATIONS)),
-    status=st.integers(min_value=200, max_value=299) | st.integers(min_value=200, max_value=599),
-    body=BODIES | st.binary(min_size=1000, max_size=20_000),
-    content_type=st.sampled_from(["application/json", "text/html", None]),
-)
+@pytest.mark.parametrize("count", examples(25, 40))
 def test_over_sockets_any_status_and_body_gives_a_result_or_an_sdk_error(
+    server: FaultServer, make_client: Callable[..., Api], count: int
+) -> None:
+    @settings(max_examples=count, deadline=None, database=None)
+    @given(
+        operation=st.sampled_from(list(OPERATIONS)),
+        status=st.integers(min_value=200, max_value=299)
+        | st.integers(min_value=200, max_value=599),
+        body=BODIES | st.binary(min_size=1000, max_size=20_000),
+        content_type=st.sampled_from(["application/json", "text/html", None]),
+    )
+    def check(operation: str, status: int, body: bytes, content_type: str | None) -> None:
+        status_and_body_over_sockets(server, make_client, operation, status, body, content_type)
+
+    check()
+
+
+def status_and_body_over_sockets(
     server: FaultServer,
     make_client: Callable[..., Api],
     operation: str,
@@ -368,20 +399,34 @@ def test_over_sockets_any_status_and_body_gives_a_result_or_an_sdk_error(
     assert len(server.requests) == sent_before + 1
 
 
-@settings(
-    max_examples=60,
-    deadline=None,
-    database=None,
-    suppress_health_check=[HealthCheck.function_scoped_fixture],
-)
-@given(
-    operation=st.sampled_from(list(OPERATIONS)),
-    status=st.integers(min_value=200, max_value=599),
-    body=BODIES,
-    headers=HEADERS,
-    content_encoding=st.none() | st.sampled_from(["gzip", "GZIP", "br", "deflate", "zstd", "x"]),
-)
+@pytest.mark.parametrize("count", examples(30, 60))
 def test_over_sockets_any_headers_give_a_result_or_an_sdk_error(
+    server: FaultServer, make_client: Callable[..., Api], kind: str, aloop: Any, count: int
+) -> None:
+    @settings(max_examples=count, deadline=None, database=None)
+    @given(
+        operation=st.sampled_from(list(OPERATIONS)),
+        status=st.integers(min_value=200, max_value=599),
+        body=BODIES,
+        headers=HEADERS,
+        content_encoding=st.none()
+        | st.sampled_from(["gzip", "GZIP", "br", "deflate", "zstd", "x"]),
+    )
+    def check(
+        operation: str,
+        status: int,
+        body: bytes,
+        headers: dict[str, str],
+        content_encoding: str | None,
+    ) -> None:
+        headers_over_sockets(
+            server, make_client, kind, aloop, operation, status, body, headers, content_encoding
+        )
+
+    check()
+
+
+def headers_over_sockets(
     server: FaultServer,
     make_client: Callable[..., Api],
     kind: str,
