@@ -33,8 +33,12 @@ def resource_counts() -> tuple[int, int]:
 
 
 def settle(before: tuple[int, int]) -> tuple[int, int]:
-    """Give the interpreter a moment to let go of what is already closed; return the counts."""
-    deadline = time.monotonic() + 3
+    """Give the interpreter a moment to let go of what is already closed; return the counts.
+
+    Returns as soon as the counts are back; the limit, generous so that a busy machine cannot
+    fail it, only bounds the wait for a leak, which never settles.
+    """
+    deadline = time.monotonic() + 10
     while True:
         gc.collect()
         now = resource_counts()
