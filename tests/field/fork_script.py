@@ -6,6 +6,10 @@ Before forking, the parent makes a call, so that its pool holds an idle keep-ali
 the socket a child would share by mistake. Then parent and child each make CALLS calls at the
 same time, ``list_pets(limit=k)`` with k in 1..50 for the parent and 51..100 for the child
 (the store holds 100 pets), and count answers of the wrong length ("crossed") and errors.
+The child's first call is a raw one, made while the parent waits for it, and says whether it
+went out on the parent's pooled connection (the same local port: it must not). That shows a
+shared pool whatever the timing; crossed answers show it only when the two processes happen
+to use the socket at the same moment, which takes many calls.
 The child closes its client, drops it, and says whether the pool it inherited got closed (it
 must not be: it holds the parent's sockets); then it exits normally (finalizers and atexit
 run). Last, the parent calls once more: the answer must come on the connection it had before
@@ -53,10 +57,15 @@ def run_sync() -> dict[str, Any]:
     port_before = local_port(client.with_raw_response.list_pets(limit=1))
     inherited = client._pool.http
     read_end, write_end = os.pipe()
+    go_read, go_write = os.pipe()
     pid = os.fork()
     if pid == 0:
         os.close(read_end)
+        os.close(go_read)
+        first_port = local_port(client.with_raw_response.list_pets(limit=51))
+        os.write(go_write, b"!")
         outcome = tally(range(51, 101), lambda limit: client.list_pets(limit=limit))
+        outcome["on_parents_connection"] = first_port == port_before
         client.close()
         del client
         gc.collect()
@@ -64,6 +73,8 @@ def run_sync() -> dict[str, Any]:
         os.write(write_end, json.dumps(outcome).encode())
         sys.exit(0)  # a normal exit: atexit handlers and weakref finalizers run
     os.close(write_end)
+    os.close(go_write)
+    os.read(go_read, 1)  # the child's first call is done (or the child is gone)
     parent = tally(range(1, 51), lambda limit: client.list_pets(limit=limit))
     child = json.loads(os.read(read_end, 65536))
     _, status = os.waitpid(pid, 0)
@@ -80,13 +91,18 @@ def run_async() -> dict[str, Any]:
     inherited = client._pool.http
 
     read_end, write_end = os.pipe()
+    go_read, go_write = os.pipe()
     pid = os.fork()
     if pid == 0:
         os.close(read_end)
+        os.close(go_read)
 
         async def child_main() -> dict[str, Any]:
             # A new event loop in the child, as a worker process would start.
+            raw = await client.with_raw_response.list_pets(limit=51)
+            os.write(go_write, b"!")
             outcome: dict[str, Any] = {"crossed": 0, "errors": 0}
+            outcome["on_parents_connection"] = local_port(raw) == port_before
             for index in range(calls):
                 limit = 51 + index % 50
                 try:
@@ -103,6 +119,8 @@ def run_async() -> dict[str, Any]:
         os.write(write_end, json.dumps(outcome).encode())
         sys.exit(0)
     os.close(write_end)
+    os.close(go_write)
+    os.read(go_read, 1)  # the child's first call is done (or the child is gone)
     parent = tally(
         range(1, 51), lambda limit: loop.run_until_complete(client.list_pets(limit=limit))
     )

@@ -12,30 +12,37 @@ import json
 import pytest
 
 from animalstore_client.testing import FakeAnimalStore
+from tests.conftest import at_scale
 from tests.field import run_script
 
 KEY = "sk-fork-test"
-CALLS = 300
 
 
+@pytest.mark.parametrize("calls", at_scale(30, 300, "calls"))
 @pytest.mark.parametrize("kind", ["sync", "async"])
-def test_parent_and_child_each_get_their_own_answers(kind: str) -> None:
+def test_parent_and_child_each_get_their_own_answers(kind: str, calls: int) -> None:
     store = FakeAnimalStore(api_keys={KEY})
     for number in range(100):
         store.add_pet(f"pet{number}", 1, "available")
 
     with store.serve() as base_url:
-        outcome = json.loads(run_script("fork_script.py", base_url, KEY, kind, str(CALLS)))
+        outcome = json.loads(run_script("fork_script.py", base_url, KEY, kind, str(calls)))
 
     assert outcome["parent"] == {"crossed": 0, "errors": 0}
-    # The child used pools of its own, and closed neither the one it inherited (whose
-    # sockets are the parent's) nor let a finalizer close it.
-    assert outcome["child"] == {"crossed": 0, "errors": 0, "inherited_closed": False}
+    # The child used pools of its own (its first call did not go out on the connection the
+    # parent had pooled), and closed neither the one it inherited (whose sockets are the
+    # parent's) nor let a finalizer close it.
+    assert outcome["child"] == {
+        "crossed": 0,
+        "errors": 0,
+        "on_parents_connection": False,
+        "inherited_closed": False,
+    }
     assert outcome["child_exit"] == 0
     # The child closed its client and exited; the parent's pooled connection was not touched.
     assert outcome["after"] == {"same_connection": True, "retries": 0}
-    # 1 call before the fork, CALLS in each process, 1 after.
-    assert len(store.requests) == 2 * CALLS + 2
+    # 1 call before the fork, 1 raw and ``calls`` in the child, ``calls`` in the parent, 1 after.
+    assert len(store.requests) == 2 * calls + 3
 
 
 @pytest.mark.parametrize("kind", ["sync", "async"])

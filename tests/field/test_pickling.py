@@ -43,7 +43,7 @@ from animalstore_client._core.config import resolve_options
 from animalstore_client._core.response import connection_error, parse_body, status_error
 from animalstore_client._core.wire import Answer, Request
 from animalstore_client.testing import FakeAnimalStore
-from tests.conftest import httpx_answer
+from tests.conftest import VirtualClock, httpx_answer
 from tests.field import workers
 
 KEY = "sk-pickle-SECRET-3b8e"
@@ -241,8 +241,9 @@ def test_an_sdk_error_raised_in_a_process_pool_worker_arrives_as_itself(
 
 @pytest.mark.parametrize("library", ["httpx", "httpx2"])
 def test_errors_raised_over_sockets_on_either_httpx_library_pickle_without_the_key(
-    library: str,
+    library: str, clock: VirtualClock
 ) -> None:
+    """(The refused call's retries wait on the test's clock, not for real.)"""
     from tests.reliability.conftest import NO_HTTPX2, free_port
     from tests.reliability.faultserver import FaultServer, Reply
 
