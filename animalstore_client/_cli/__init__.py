@@ -75,6 +75,9 @@ exit status:
   2    bad usage or a bad argument, found before anything is sent
   3    the API could not be reached (connection failed or timed out)
   4    the result could not be written to stdout (a full disk, a closed stdout)
+  5    pets create --from-file: every record created, but some were resent after a
+       send that may have created them: a service that does not deduplicate may hold
+       those twice (see 'pets create --help')
   130  interrupted (Ctrl-C)
   141  stdout was closed early (the reader of a pipe, like 'head', exited)
 """

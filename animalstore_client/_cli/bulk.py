@@ -28,7 +28,8 @@ key; the rest is left for a re-run.
 
 A record sent again that an earlier send may have created keeps that mark in the journal
 (``resent``), so that every later run lists it among those a service that does not
-deduplicate may hold twice.
+deduplicate may hold twice, and ends with exit status 5 rather than 0 when every record is
+created: a script can tell "each created once" from "created, some perhaps twice".
 """
 
 from __future__ import annotations
@@ -80,6 +81,7 @@ from animalstore_client._cli.status import (
     EXIT_INTERRUPTED,
     EXIT_OK,
     EXIT_OUTPUT,
+    EXIT_RESENT,
     EXIT_TERMINATED,
     EXIT_UNREACHABLE,
     EXIT_USAGE,
@@ -236,7 +238,8 @@ class Bulk:
             130 after Ctrl-C, 143 after SIGTERM, 129 after SIGHUP; 2, 4 or 141 after a stop
             those say (input, journal, stdout);
             otherwise 3 if any answer was lost, else 1 if any record was refused or failed,
-            else 2 if any line was invalid, else 0.
+            else 2 if any line was invalid, else 5 if any record was resent after a send that
+            may have created it, else 0.
         """
         self._finished = True
         self._flush_stdout()
@@ -562,7 +565,9 @@ def exit_status(tally: Tally, stopped: int | None) -> int:
     Returns:
         ``stopped`` if it is 130 (Ctrl-C), 143 (SIGTERM), 129 (SIGHUP), 2 (input or journal),
         4 or 141 (stdout); else 3 if an answer was lost, 1 if a record was refused or failed
-        (now or earlier), 2 if a line was invalid, 0 if every record was created.
+        (now or earlier), 2 if a line was invalid, 5 if every record was created but some
+        were resent (now or earlier) after a send that may have created them, 0 if every
+        record was created once.
     """
     if stopped is not None and (
         stopped in _SIGNAL_STATUSES or stopped in (EXIT_USAGE, EXIT_OUTPUT, EXIT_BROKEN_PIPE)
@@ -574,6 +579,8 @@ def exit_status(tally: Tally, stopped: int | None) -> int:
         return EXIT_API_ERROR
     if tally.invalid:
         return EXIT_USAGE
+    if tally.resent or tally.resent_earlier:
+        return EXIT_RESENT
     return EXIT_OK
 
 
@@ -663,9 +670,11 @@ checking a run:
   doubt about a listed line cannot be settled through it, only by a service that
   deduplicates (run again) or by its operators.
 
-exit status: 0 every record created; 1 the API refused or failed some; 2 bad usage, a
-  bad line (nothing else wrong), or a journal that does not belong; 3 an answer was lost
-  (run again with the journal); 4 stdout or the journal could not be written; 129
+exit status: 0 every record created, each once; 1 the API refused or failed some; 2 bad
+  usage, a bad line (nothing else wrong), or a journal that does not belong; 3 an answer
+  was lost (run again with the journal); 4 stdout or the journal could not be written; 5
+  every record created, but some were resent after a send that may have created them (a
+  service that does not deduplicate may hold those twice: the summary lists them); 129
   SIGHUP, 130 Ctrl-C, 143 SIGTERM (the journal is consistent: run again to go on).
 """
 

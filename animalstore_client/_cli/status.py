@@ -11,6 +11,7 @@ __all__ = [
     "EXIT_INTERRUPTED",
     "EXIT_OK",
     "EXIT_OUTPUT",
+    "EXIT_RESENT",
     "EXIT_STATUSES",
     "EXIT_TERMINATED",
     "EXIT_UNREACHABLE",
@@ -22,6 +23,9 @@ EXIT_API_ERROR = 1
 EXIT_USAGE = 2
 EXIT_UNREACHABLE = 3
 EXIT_OUTPUT = 4  # the result could not be written to stdout (a full disk, a closed stdout)
+# pets create --from-file: every record created, but some were resent after an earlier send
+# that may have created them, so a service that does not deduplicate may hold them twice.
+EXIT_RESENT = 5
 EXIT_HANGUP = 129  # the shell's code for a process ended by SIGHUP (the terminal closed)
 EXIT_INTERRUPTED = 130  # the shell's code for a process ended by SIGINT
 EXIT_TERMINATED = 143  # the shell's code for a process ended by SIGTERM (docker stop ...)

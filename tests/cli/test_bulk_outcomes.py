@@ -13,6 +13,7 @@ import logging
 import os
 import signal
 import uuid
+from array import array
 from pathlib import Path
 from typing import Any, cast
 
@@ -186,6 +187,16 @@ def test_no_answer_at_all_is_unknown_exit_3() -> None:
         (Tally(failed=1), 1, 1),
         (Tally(unknown=1), 3, 3),
         (Tally(created=1), 3, 0),
+        # Every record created, but some resent after a send that may have created them.
+        (Tally(created=2, resent=array("q", [1])), None, 5),
+        (Tally(created_earlier=2, resent_earlier=array("q", [1])), None, 5),
+        (Tally(created=2, resent=array("q", [1])), 3, 5),
+        # A worse outcome, or a stop, says more than the doubt: the lines are listed anyway.
+        (Tally(created=1, invalid=1, resent=array("q", [1])), None, 2),
+        (Tally(created=1, failed=1, resent=array("q", [1])), None, 1),
+        (Tally(unknown=1, resent=array("q", [1])), None, 3),
+        (Tally(created=1, resent=array("q", [1])), 130, 130),
+        (Tally(created=1, resent=array("q", [1])), 141, 141),
     ],
 )
 def test_the_exit_status_is_what_stopped_the_run_else_the_worst_outcome(

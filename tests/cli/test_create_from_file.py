@@ -325,7 +325,8 @@ def test_a_rerun_goes_by_what_the_journal_holds_for_each_record(
 
     status, [line], stderr = command(source, journal=journal)
 
-    assert status == (1 if earlier["state"] == "refused" else 0)  # refused, then or now: 1
+    # Refused, then or now: 1; else created, with 5 when it may exist twice.
+    assert status == (1 if earlier["state"] == "refused" else 5 if printed.get("resent") else 0)
     assert {name: value for name, value in line.items() if name in printed} == printed
     assert line["line"] == 1
     assert line["idempotency_key"] == "key-1"
@@ -422,6 +423,38 @@ def test_a_signal_during_the_run_stops_it_as_ctrl_c_does(command: Command, tmp_p
     assert status == 143
     assert 1 <= len(printed) < 5
     assert "stopped early: terminated (SIGTERM)" in stderr
+
+
+def test_a_run_that_resent_what_may_exist_exits_5_and_so_does_every_later_one(
+    command: Command, tmp_path: Path
+) -> None:
+    # A store that does not deduplicate: the first answer is lost after its animal was stored,
+    # and the re-run's resend of that record stores it again.
+    source = tmp_path / "pets.jsonl"
+    source.write_bytes(records(3))
+    journal = tmp_path / "pets.journal"
+    command.store.inject(Fault.drop(processed=True, operation="create"))
+
+    first, outcomes, _ = command(source, journal=journal)
+    second, printed, stderr = command(source, journal=journal)
+    third, _, later = command(source, journal=journal)
+
+    assert (first, second, third) == (3, 5, 5)
+    [line] = [value["line"] for value in outcomes if value["status"] == "unknown"]
+    names = sorted(pet.name for pet in command.store.pets)
+    assert names == sorted(["pet-1", "pet-2", "pet-3", f"pet-{line}"])
+    assert sorted(
+        (value["line"], value.get("earlier"), value.get("resent")) for value in printed
+    ) == [(n, None, True) if n == line else (n, True, None) for n in (1, 2, 3)]
+    assert stderr.splitlines()[-1] == (
+        "resent 1 record(s) that an earlier run may have created (its answer lost, or a server "
+        "error), with their first keys: a service that does not deduplicate by Idempotency-Key "
+        f"may have created them twice: line(s) {line}"
+    )
+    assert later.splitlines()[-1] == (
+        "1 record(s) seen through by an earlier run were resent then, and may exist twice too: "
+        f"line(s) {line}"
+    )
 
 
 @pytest.mark.parametrize(
