@@ -18,7 +18,9 @@ from typing import (
     Any,
     Concatenate,
     Generic,
+    NoReturn,
     Protocol,
+    SupportsIndex,
     TypeVar,
     cast,
     get_type_hints,
@@ -56,6 +58,32 @@ class RawView:
 
     def __init__(self, client: _Client) -> None:
         self._raw = client._raw_copy()
+
+    # Refused as its client is (`_BaseClient.__reduce_ex__`), naming the view rather than the
+    # hidden client behind it.
+    def __copy__(self) -> NoReturn:
+        """Refuse: see ``__reduce_ex__``."""
+        raise _uncopyable(self)
+
+    def __deepcopy__(self, memo: object) -> NoReturn:
+        """Refuse: see ``__reduce_ex__``."""
+        raise _uncopyable(self)
+
+    def __reduce_ex__(self, protocol: SupportsIndex) -> NoReturn:
+        """Refuse to be copied (``copy.copy``, ``copy.deepcopy``) or pickled.
+
+        Raises:
+            TypeError: always; the message names the class and ``with_raw_response``, never a
+                setting.
+        """
+        raise _uncopyable(self)
+
+
+def _uncopyable(view: RawView) -> TypeError:
+    return TypeError(
+        f"{type(view).__name__} objects cannot be copied or pickled; read the "
+        "with_raw_response of the client to call (one of client.with_options() has its own)"
+    )
 
 
 if TYPE_CHECKING:
