@@ -23,6 +23,10 @@ What a ``Content-Encoding`` means here (one answer for each case, on every backe
   stack, or a coding the SDK did not ask for (``zstd`` among them: its package decodes with no
   bound on the output), is refused unread;
 - a body that ends inside its coded data is corrupt; an empty body is empty in any coding.
+
+The size cap (``max_response_bytes``) counts the decoded bytes only; the coded bytes, as they
+travelled, have a bound of their own, ``coded_limit``: far above what any real coding adds, it
+stops a body that decodes to little or nothing (an endless run of empty gzip members).
 """
 
 from __future__ import annotations
@@ -33,12 +37,14 @@ from collections.abc import Callable, Sequence
 from typing import Any, Protocol
 
 __all__ = [
+    "CODED_MARGIN",
     "MAX_CODINGS",
     "STEP",
     "DecodeError",
     "Decoder",
     "accept_encoding",
     "accepted",
+    "coded_limit",
     "codings",
     "refusal",
 ]
@@ -49,6 +55,27 @@ __all__ = [
 MAX_CODINGS = 2
 #: The most bytes one layer yields at a time.
 STEP = 64 * 1024
+#: What a coded body may hold beyond twice the cap, as it travelled (see ``coded_limit``).
+CODED_MARGIN = 64 * 1024
+
+
+def coded_limit(cap: int) -> int:
+    """Return the most bytes a coded body may hold as it travelled, for a cap on the decoded ones.
+
+    Twice the cap plus ``CODED_MARGIN`` (64 KiB): gzip or deflate of data that does not
+    compress adds 5 bytes per stored block of up to 64 KiB and 18 per gzip member, two stacked
+    codings twice that, and even a coder that never falls back to stored blocks adds at most
+    an eighth a layer; the margin covers the headers of a small body under a small cap. So a
+    body that fits the cap once decoded is never refused for its coding, and one that decodes
+    to little or nothing cannot be read forever.
+
+    Args:
+        cap: the most bytes the decoded body may hold (``max_response_bytes``).
+
+    Returns:
+        The most bytes of the body as it travelled, before decoding.
+    """
+    return 2 * cap + CODED_MARGIN
 
 
 class DecodeError(Exception):

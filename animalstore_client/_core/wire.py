@@ -25,7 +25,13 @@ from typing import Protocol
 import attrs
 import httpx
 
-from animalstore_client._core.decoding import DecodeError, Decoder, codings, refusal
+from animalstore_client._core.decoding import (
+    DecodeError,
+    Decoder,
+    coded_limit,
+    codings,
+    refusal,
+)
 from animalstore_client._core.safe_repr import tolerant_repr
 
 __all__ = [
@@ -467,8 +473,10 @@ class BodyReader:
     ``add``: a body with a ``Content-Encoding`` is decoded here (``_core.decoding``), each
     layer bounded, so that a huge answer or a decompression bomb costs about the cap in
     memory on every backend, and a body dripping past the deadline stops at the next piece,
-    even in an attempt its caller gave up on. A body in a coding the SDK did not ask for, or
-    in too many, is not read at all (``refusal``).
+    even in an attempt its caller gave up on. The cap counts the decoded bytes; the coded ones,
+    as they travelled, stop at ``coded_limit`` of the cap (twice it plus 64 KiB), which only a
+    body that decodes to little or nothing reaches. A body in a coding the SDK did not ask
+    for, or in too many, is not read at all (``refusal``).
 
     A body surely fits when it is neither encoded nor chunked and its ``Content-Length`` is
     within the cap: the HTTP libraries then read exactly that length (h11 fails on a longer
@@ -480,7 +488,16 @@ class BodyReader:
         view: returns the request as an exception may keep it.
     """
 
-    __slots__ = ("_body", "_decoder", "_feed", "_travelled", "plain", "refusal", "signals")
+    __slots__ = (
+        "_body",
+        "_decoder",
+        "_feed",
+        "_limit",
+        "_travelled",
+        "plain",
+        "refusal",
+        "signals",
+    )
 
     def __init__(
         self,
@@ -530,12 +547,27 @@ class BodyReader:
                 self.refusal = SendFailure(Failure.FATAL, reason, timeout=False, view=view())
         self._feed = self._body.keep if self._decoder is None else self._decoder.feed
         self._travelled = 0
+        self._limit = None if cap is None else coded_limit(cap)
 
     def add(self, chunk: bytes) -> SendFailure | None:
         """Take the next piece of the body as it travelled; return why reading must stop, if so.
 
-        It stops past the cap or the deadline, or at a body that its codings do not describe.
+        It stops past the cap, the coded bytes' limit or the deadline, or at a body that its
+        codings do not describe.
         """
+        if self._decoder is not None:
+            # A coded piece may decode to nothing (an empty gzip member, a deflate flush
+            # block): an endless run of them must stop too. Checked before decoding, so that
+            # where it stops does not depend on how the library split the body.
+            self._travelled += len(chunk)
+            limit = self._limit
+            if limit is not None and self._travelled > limit:
+                cap = self._body.request.max_bytes
+                return self._body.too_large(
+                    f"the response body is larger than {limit} bytes as it travelled, before "
+                    f"decoding (at most twice max_response_bytes={cap} plus 64 KiB); reading "
+                    "stopped there"
+                )
         try:
             self._feed(chunk)
         except _Stopped as stopped:
@@ -544,11 +576,8 @@ class BodyReader:
             return self._undecodable(exc)
         if self._decoder is None:
             return None
-        # A coded piece may decode to nothing (an empty gzip member, a deflate flush block):
-        # the cap and the deadline hold for what travelled too, or an endless run of them
-        # would be read forever.
-        self._travelled += len(chunk)
-        return self._body.check(max(self._body.size, self._travelled))
+        # The deadline holds for pieces that decode to nothing, which ``keep`` never sees.
+        return self._body.check(self._body.size)
 
     def done(self) -> SendFailure | None:
         """Return why the body, read to its end, is refused (cut short inside a coding), if so."""
@@ -613,17 +642,18 @@ class _Body:
         """Return why a body of ``size`` bytes so far is refused (cap, deadline), if it is."""
         request = self.request
         if request.max_bytes is not None and size > request.max_bytes:
-            self.parts.clear()
-            return SendFailure(
-                Failure.TOO_LARGE,
+            return self.too_large(
                 f"the response body is larger than max_response_bytes={request.max_bytes}; "
-                "reading stopped there",
-                timeout=False,
-                view=self.view(),
+                "reading stopped there"
             )
         if request.ends is not None and time.monotonic() >= request.ends:
             return deadline_passed(request, self.view())
         return None
+
+    def too_large(self, detail: str) -> SendFailure:
+        """Drop what was read and return the failure of a body past a limit, ``detail`` why."""
+        self.parts.clear()
+        return SendFailure(Failure.TOO_LARGE, detail, timeout=False, view=self.view())
 
 
 class SyncSender(Protocol):

@@ -10,6 +10,8 @@ from __future__ import annotations
 import asyncio
 import gc
 import gzip
+import random
+import string
 import zlib
 from typing import Any
 
@@ -18,7 +20,8 @@ import httpx
 import pytest
 
 from animalstore_client import AsyncClient, Client, ResponseTooLargeError
-from animalstore_client._core.wire import BodyReader, Request, RequestView
+from animalstore_client._core.decoding import coded_limit
+from animalstore_client._core.wire import BodyReader, Failure, Request, RequestView
 from tests.conftest import API_KEY, BASE_URL
 
 
@@ -132,12 +135,46 @@ def test_coded_pieces_that_decode_to_nothing_stop_at_the_deadline() -> None:
     assert (stop.timeout, stop.detail) == (True, "deadline=1 s passed before the call was done")
 
 
-def test_coded_pieces_that_decode_to_nothing_stop_past_the_cap() -> None:
+def test_coded_pieces_that_decode_to_nothing_stop_past_the_coded_limit() -> None:
+    # The cap counts decoded bytes, which never grow here: the coded bytes' own limit, twice
+    # the cap plus 64 KiB (67,536 bytes for a cap of 1,000), stops them, checked to the byte.
     capped = reader((b"Content-Encoding", b"gzip"), cap=1000)
     member = gzip.compress(b"")
-    stops = [capped.add(piece) for piece in empty_gzip_members(1000 // len(member) + 1)]
+    assert (len(member), coded_limit(1000)) == (20, 67_536)
+    pieces = [*empty_gzip_members(3376), member[:16]]  # 67,536 bytes
 
-    assert stops[:-1] == [None] * (len(stops) - 1)
-    assert stops[-1] is not None
-    assert "larger than max_response_bytes=1000" in stops[-1].detail
+    assert [capped.add(piece) for piece in pieces] == [None] * len(pieces)
+    stop = capped.add(member[16:])
+
+    assert stop is not None
+    assert (stop.failure, stop.timeout) == (Failure.TOO_LARGE, False)
+    assert stop.detail == (
+        "the response body is larger than 67536 bytes as it travelled, before decoding (at "
+        "most twice max_response_bytes=1000 plus 64 KiB); reading stopped there"
+    )
     assert capped.content() == b""
+
+
+def incompressible(size: int) -> bytes:
+    """``size`` bytes of a JSON string that gzip makes longer, not shorter."""
+    letters = random.Random(size).choices(string.ascii_letters + string.digits, k=size - 2)
+    return b'"' + "".join(letters).encode() + b'"'
+
+
+def test_the_cap_counts_decoded_bytes_not_the_longer_coded_ones() -> None:
+    body = incompressible(1000)
+    coded = gzip.compress(body, compresslevel=0)  # stored: longer than the body
+    assert len(coded) == 1023
+
+    at_the_cap = reader((b"Content-Encoding", b"gzip"), cap=1000)
+    assert at_the_cap.read([coded]) is None
+    assert at_the_cap.content() == body
+
+    one_past = reader((b"Content-Encoding", b"gzip"), cap=999)
+    stop = one_past.read([coded])
+    assert stop is not None
+    assert (stop.failure, stop.detail) == (
+        Failure.TOO_LARGE,
+        "the response body is larger than max_response_bytes=999; reading stopped there",
+    )
+    assert one_past.content() == b""
