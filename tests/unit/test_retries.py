@@ -8,7 +8,8 @@ import itertools
 import math
 import random
 import threading
-from collections.abc import Callable
+import time
+from collections.abc import Callable, Iterator
 from datetime import datetime, timedelta, timezone
 from email.utils import format_datetime
 from typing import Any
@@ -346,6 +347,81 @@ def test_retry_after_in_ascii_digits_is_read(value: str, seconds: float) -> None
 )
 def test_retry_after_as_an_http_date_counts_from_the_given_now(value: str, seconds: float) -> None:
     assert _retries.retry_after({"retry-after": value}, now=1_000_000.0) == seconds
+
+
+@pytest.fixture(
+    params=[("JST-9", -9 * 3600), ("HST10", 10 * 3600), ("UTC0", 0)], ids=lambda zone: zone[0]
+)
+def local_zone(request: pytest.FixtureRequest) -> Iterator[str]:
+    """The process's local time zone for one test: Tokyo's (UTC+9), Hawaii's (UTC-10), GMT.
+
+    POSIX rules, which need no zone database, so the zone is the one asked for on any machine.
+    """
+    zone, offset = request.param
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("TZ", zone)
+        time.tzset()
+        try:
+            assert time.timezone == offset  # the zone really changed
+            yield zone
+        finally:
+            patch.undo()
+            time.tzset()
+
+
+#: 1994-11-06 08:49:33 GMT and 2031-12-05 10:00:00 GMT, as Unix times.
+NOW_1994, NOW_2031 = 784_111_773.0, 1_954_231_200.0
+
+
+@pytest.mark.parametrize(
+    ("value", "now"),
+    [
+        ("Sun, 06 Nov 1994 08:49:37 GMT", NOW_1994),  # IMF-fixdate
+        ("Sunday, 06-Nov-94 08:49:37 GMT", NOW_1994),  # obsolete RFC 850 form
+        ("Sun Nov  6 08:49:37 1994", NOW_1994),  # asctime's, which names no zone
+        ("Fri, 05 Dec 2031 10:00:04 GMT", NOW_2031),
+        ("Friday, 05-Dec-31 10:00:04 GMT", NOW_2031),
+        ("Fri Dec  5 10:00:04 2031", NOW_2031),
+        ("Fri, 05 Dec 2031 10:00:04 -0000", NOW_2031),  # "no zone given" in RFC 5322: GMT here
+    ],
+)
+def test_every_http_date_form_is_read_in_gmt_whatever_the_local_zone(
+    local_zone: str, value: str, now: float
+) -> None:
+    assert _retries.retry_after({"retry-after": value}, now=now) == 4.0
+
+
+class FrozenTime:
+    """The ``time`` module as the retry policy sees it, with ``time()`` stopped at ``now``."""
+
+    def __init__(self, now: float) -> None:
+        self.now = now
+
+    def time(self) -> float:
+        return self.now
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(time, name)
+
+
+def test_an_asctime_retry_after_is_waited_as_asked_in_any_local_zone(
+    local_zone: str,
+    api: Api,
+    mock_api: respx.MockRouter,
+    sleeps: list[float],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(_retries, "time", FrozenTime(NOW_2031))
+    mock_api.get("/pets").mock(
+        side_effect=[
+            error_response(503, **{"Retry-After": "Fri Dec  5 10:00:04 2031"}),
+            httpx.Response(200, json=[]),
+        ]
+    )
+
+    assert api.list_pets() == []
+
+    assert sleeps == [4.0]
 
 
 @pytest.mark.parametrize("value", ["0.000001", "0.01", "0.29", "0.2999999"])
