@@ -14,6 +14,7 @@ import re
 import threading
 import time
 from collections.abc import Mapping
+from contextvars import ContextVar
 
 from animalstore_client._core.wire import Answer, Failure, SendFailure
 
@@ -24,11 +25,12 @@ __all__ = [
     "MIN_RETRY_WAIT",
     "NOT_PROCESSED_STATUSES",
     "RETRYABLE_STATUSES",
+    "LoweredFloor",
     "Pause",
     "backoff",
+    "current_floor",
     "retry_after",
     "retry_delay",
-    "set_retry_floor",
 ]
 
 RETRYABLE_STATUSES = frozenset({408, 429, 500, 502, 503, 504})
@@ -40,8 +42,11 @@ MAX_RETRY_AFTER = 60.0
 #: The shortest wait a ``Retry-After`` gets, of the order of the first backoff: no answer can
 #: make a client retry in a tight loop. Tests may lower it (``testing.retry_floor``).
 MIN_RETRY_WAIT = 0.3
-#: The floor in force: ``MIN_RETRY_WAIT`` unless a test lowered it, for the whole process.
-_floor = MIN_RETRY_WAIT
+#: The lowered floors open in this context, innermost last. A context variable, not a global:
+#: each thread and task has its own, so overlapping blocks in different threads or tasks never
+#: see, let alone undo, each other's (a global restored on exit was left at whichever value
+#: the block that exited last had found).
+_LOWERED: ContextVar[tuple[LoweredFloor, ...]] = ContextVar("animalstore_retry_floor", default=())
 #: RFC 9110's delay-seconds, ASCII digits (``int()`` and ``float()`` also take ``1_0``, other
 #: scripts' digits, signs, spaces, exponents, ``inf`` and ``nan``), with a decimal fraction
 #: (``0.5``), which servers send and the store's faults write.
@@ -59,15 +64,46 @@ def backoff(retries_taken: int) -> float:
     return delay * (1.0 - 0.25 * random.random())
 
 
-def set_retry_floor(seconds: float) -> float:
-    """Make ``seconds`` the shortest wait a ``Retry-After`` gets, in this process.
+class LoweredFloor:
+    """A shorter floor for ``Retry-After`` waits, in force in the context that opened it.
+
+    Opened (``with``), it holds for the calls made in the thread or task that opened it, and
+    in the tasks and context copies made there while it is open, until it closes. Closing it
+    ends it everywhere, those tasks included, whatever other floors opened and closed
+    meanwhile, in whatever order.
+
+    Args:
+        seconds: the floor, 0 or more (checked by ``testing.retry_floor``).
+    """
+
+    __slots__ = ("_open", "seconds")
+
+    def __init__(self, seconds: float) -> None:
+        self.seconds = seconds
+        self._open = False
+
+    def __enter__(self) -> None:
+        self._open = True
+        _LOWERED.set((*_LOWERED.get(), self))
+
+    def __exit__(self, *exc_info: object) -> None:
+        # The flag reaches the tasks that copied this context; the tuple is this context's.
+        self._open = False
+        lowered = _LOWERED.get()
+        if self in lowered:
+            _LOWERED.set(tuple(floor for floor in lowered if floor is not self))
+
+
+def current_floor() -> float:
+    """Return the shortest wait a ``Retry-After`` gets in this thread or task.
 
     Returns:
-        The floor it replaces.
+        The seconds of the innermost ``LoweredFloor`` open here, else ``MIN_RETRY_WAIT``.
     """
-    global _floor
-    previous, _floor = _floor, seconds
-    return previous
+    for floor in reversed(_LOWERED.get()):
+        if floor._open:
+            return floor.seconds
+    return MIN_RETRY_WAIT
 
 
 def retry_after(headers: Mapping[str, str], now: float | None = None) -> float | None:
@@ -79,7 +115,8 @@ def retry_after(headers: Mapping[str, str], now: float | None = None) -> float |
             when ``None``.
 
     Returns:
-        Seconds to wait: at least the floor (``MIN_RETRY_WAIT``, 0.3 s), at most
+        Seconds to wait: at least the floor (``MIN_RETRY_WAIT``, 0.3 s, unless lowered in this
+        thread or task: ``current_floor()``), at most
         ``MAX_RETRY_AFTER``; ``None`` when the header is absent, is neither seconds in ASCII
         digits nor an HTTP date, or asks for no wait at all (0, a date in the past), so that
         the computed backoff applies: a server cannot make the client retry in a tight loop.
@@ -95,7 +132,7 @@ def retry_after(headers: Mapping[str, str], now: float | None = None) -> float |
     # NaN compares false both ways, so it is refused here too.
     if not seconds > 0.0:
         return None
-    return min(max(seconds, _floor), MAX_RETRY_AFTER)
+    return min(max(seconds, current_floor()), MAX_RETRY_AFTER)
 
 
 def _seconds_until(http_date: str, now: float) -> float:

@@ -4,6 +4,7 @@ happens twice.
 
 from __future__ import annotations
 
+import asyncio
 import itertools
 import math
 import random
@@ -484,6 +485,149 @@ def test_the_floor_is_lowered_to_a_number_of_seconds_only(
     with pytest.raises(error, match=match), retry_floor(seconds):  # type: ignore[arg-type]
         pass
     assert _retries.retry_after({"retry-after": "0.01"}) == 0.3
+
+
+def floor_seen() -> float | None:
+    """What a ``Retry-After: 0.01`` is waited in this thread or task: 0.01 under a floor of
+    0.01 or less, else the floor."""
+    return _retries.retry_after({"retry-after": "0.01"})
+
+
+def test_overlapping_blocks_in_two_threads_each_keep_their_own_floor_and_leave_none(
+    api: Api, mock_api: respx.MockRouter, sleeps: list[float]
+) -> None:
+    """A opens first and ends first, while B's block is still open: a process-wide floor,
+    restored on exit to what each block found, was left at A's 0.0 for good."""
+    a_in, b_in, a_out = threading.Event(), threading.Event(), threading.Event()
+    seen: dict[str, list[float | None]] = {"a": [], "b": []}
+
+    def a() -> None:
+        with retry_floor(0.0):
+            a_in.set()
+            assert b_in.wait(10)
+            seen["a"].append(floor_seen())
+        a_out.set()
+
+    def b() -> None:
+        assert a_in.wait(10)
+        with retry_floor(0.05):
+            b_in.set()
+            assert a_out.wait(10)
+            seen["b"].append(floor_seen())
+
+    threads = [threading.Thread(target=a), threading.Thread(target=b)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(10)
+
+    assert seen == {"a": [0.01], "b": [0.05]}
+    assert floor_seen() == 0.3
+    mock_api.get("/pets").mock(
+        side_effect=[error_response(503, **{"Retry-After": "0.01"}), httpx.Response(200, json=[])]
+    )
+    assert api.list_pets() == []
+    assert sleeps == [0.3]
+
+
+def test_overlapping_blocks_in_two_tasks_each_keep_their_own_floor_and_leave_none(
+    api: Api, mock_api: respx.MockRouter, sleeps: list[float]
+) -> None:
+    async def main() -> dict[str, list[float | None]]:
+        a_in, b_in, a_out = asyncio.Event(), asyncio.Event(), asyncio.Event()
+        seen: dict[str, list[float | None]] = {"a": [], "b": []}
+
+        async def a() -> None:
+            with retry_floor(0.0):
+                a_in.set()
+                await b_in.wait()
+                seen["a"].append(floor_seen())
+            a_out.set()
+
+        async def b() -> None:
+            await a_in.wait()
+            with retry_floor(0.05):
+                b_in.set()
+                await a_out.wait()
+                seen["b"].append(floor_seen())
+
+        await asyncio.gather(a(), b())
+        seen["main"] = [floor_seen()]
+        return seen
+
+    assert asyncio.run(main()) == {"a": [0.01], "b": [0.05], "main": [0.3]}
+    assert floor_seen() == 0.3
+    mock_api.get("/pets").mock(
+        side_effect=[error_response(503, **{"Retry-After": "0.01"}), httpx.Response(200, json=[])]
+    )
+    assert api.list_pets() == []
+    assert sleeps == [0.3]
+
+
+def test_a_thread_without_a_block_keeps_the_floor_while_another_threads_block_is_open(
+    api: Api, mock_api: respx.MockRouter, sleeps: list[float]
+) -> None:
+    mock_api.get("/pets").mock(
+        side_effect=[error_response(503, **{"Retry-After": "0.01"}), httpx.Response(200, json=[])]
+    )
+    seen: list[float | None] = []
+
+    def other() -> None:
+        seen.append(floor_seen())
+        seen.append(len(api.list_pets()))
+
+    with retry_floor(0.0):
+        thread = threading.Thread(target=other)
+        thread.start()
+        thread.join(10)
+        assert floor_seen() == 0.01
+
+    assert seen == [0.3, 0]
+    assert sleeps == [0.3]
+
+
+def test_a_task_started_in_a_block_has_its_floor_until_the_block_ends() -> None:
+    async def main() -> list[float | None]:
+        started, block_ended = asyncio.Event(), asyncio.Event()
+
+        async def child() -> list[float | None]:
+            seen = [floor_seen()]
+            started.set()
+            await block_ended.wait()
+            return [*seen, floor_seen()]
+
+        with retry_floor(0.0):
+            task = asyncio.create_task(child())
+            await started.wait()
+        block_ended.set()
+        return await task
+
+    assert asyncio.run(main()) == [0.01, 0.3]
+
+
+def test_blocks_of_one_thread_ended_out_of_order_leave_the_floor_as_it_was() -> None:
+    outer, inner = retry_floor(0.0), retry_floor(0.05)
+    outer.__enter__()
+    inner.__enter__()
+    assert floor_seen() == 0.05  # the innermost holds
+    outer.__exit__(None, None, None)
+    assert floor_seen() == 0.05
+    inner.__exit__(None, None, None)
+    assert floor_seen() == 0.3
+
+
+def test_the_floor_holds_for_a_sync_call_whose_attempts_run_in_a_worker_thread(
+    make_api: Callable[..., Api], mock_api: respx.MockRouter, sleeps: list[float]
+) -> None:
+    api = make_api(deadline=30.0)  # the sync client sends each attempt from a worker thread
+    mock_api.get("/pets").mock(
+        side_effect=[error_response(503, **{"Retry-After": "0.01"}), httpx.Response(200, json=[])]
+    )
+
+    with retry_floor(0.0):
+        assert api.list_pets() == []
+
+    assert sleeps == [0.01]
 
 
 # -- the client family's pause ------------------------------------------------------------------
