@@ -84,6 +84,10 @@ exit status:
 
 ApiCall = Callable[[Client], Pet | list[Pet]]
 
+#: How the SDK ends the message of a create that may have been processed: advice for Python
+#: callers, which the command line replaces with its own (``_advise_for_the_shell``).
+_PYTHON_ADVICE = "; pass idempotency_key= to make retries safe"
+
 
 def main(argv: Sequence[str] | None = None, *, prog: str = "animalstore") -> int:
     """Run the command line.
@@ -144,15 +148,45 @@ def _pets_create(args: argparse.Namespace) -> int:
         args.usage_error(
             f"the following arguments are required: {', '.join(missing)} (or --from-file FILE)"
         )
-    return _call_api(
-        args,
-        lambda client: client.create_pet(
-            name=args.name,
-            category_id=args.category_id,
-            status=args.status,
-            idempotency_key=args.idempotency_key,
-        ),
+
+    def create(client: Client) -> Pet:
+        try:
+            return client.create_pet(
+                name=args.name,
+                category_id=args.category_id,
+                status=args.status,
+                idempotency_key=args.idempotency_key,
+            )
+        except APIError as error:
+            _advise_for_the_shell(error, key_given=args.idempotency_key is not None)
+            raise
+
+    return _call_api(args, create)
+
+
+def _advise_for_the_shell(error: APIError, *, key_given: bool) -> None:
+    """Word the advice of a create that may have been processed for the shell, in place.
+
+    The SDK tells a Python caller to pass ``idempotency_key=``; a command-line user needs the
+    flag, and the key the lost request was sent with, to run the command again safely.
+
+    Args:
+        error: the create's error; any other message is left as it is.
+        key_given: whether ``--idempotency-key`` was given (then the same command resends it).
+    """
+    if not error.message.endswith(_PYTHON_ADVICE):
+        return
+    if key_given:
+        advice = "run the same command again to resend it with the same --idempotency-key"
+    else:
+        key = error.request.headers.get("idempotency-key")
+        advice = f"to resend it, run the command again with --idempotency-key {key}"
+    message = (
+        error.message.removesuffix(_PYTHON_ADVICE)
+        + f"; {advice}: a service that deduplicates by Idempotency-Key then creates it once"
     )
+    error.message = message
+    error.args = (message,)
 
 
 def _pets_create_from_file(args: argparse.Namespace) -> int:

@@ -259,9 +259,29 @@ class Bulk:
         self._progress.finish(
             self.tally,
             journal=self._journal.path,
-            stopped=None if stop is None else stop.message,
+            stopped=None if stop is None else self._stopped(stop),
         )
         return exit_status(self.tally, None if stop is None else stop.status)
+
+    def _stopped(self, stop: _Stop) -> str:
+        """Return why the run stopped early and, after a signal, how to go on from there.
+
+        A signal stops a run that is otherwise fine, whose records a re-run with the journal
+        takes up where it stopped; without one, a re-run starts again from the first record.
+        """
+        if stop.status not in _SIGNAL_STATUSES:
+            return stop.message
+        journal = self._journal.path
+        if journal is not None:
+            return (
+                f"{stop.message}; run the same command again to go on: the journal {journal} "
+                "holds what is done, and nothing done is sent again"
+            )
+        return (
+            f"{stop.message}; without --journal, running the command again sends every record "
+            "again, those created included (stdout lists them); give --journal FILE to be able "
+            "to go on after a stop"
+        )
 
     # -- the records, one after the other -------------------------------------------------
 

@@ -5,6 +5,8 @@ What ``animalstore mock-server`` and ``python -m animalstore_client.testing`` ru
 
 from __future__ import annotations
 
+import errno
+import re
 import shlex
 import sys
 import time
@@ -26,6 +28,12 @@ DEFAULT_PORT = 8080
 DEFAULT_API_KEY = "test-key"
 _EXIT_ERROR = 1
 _EXIT_INTERRUPTED = 130  # the shell's code for a process ended by SIGINT
+#: A port that cannot be had, where any free one would do.
+_PORT_TAKEN = frozenset({errno.EADDRINUSE, errno.EACCES})
+#: The Python spellings, in a ``Fault.parse`` message, of the command line's words:
+#: ``drop_before``, ``retry_after``, ``headers`` (each ``header=``), ``None`` (``times=always``).
+_PYTHON_WORD = re.compile(r"\b(?:[a-z]+(?:_[a-z]+)+|headers|None)\b")
+_TYPED = {"headers": "header", "None": "always"}
 
 
 def serve_in_foreground(
@@ -68,7 +76,8 @@ def serve_in_foreground(
         print("Stopped.", file=sys.stderr)
         return _EXIT_INTERRUPTED
     except OSError as error:
-        print(f"error: cannot serve on port {port}: {error}", file=sys.stderr)
+        hint = "; pass --port 0 for a free port" if port and error.errno in _PORT_TAKEN else ""
+        print(f"error: cannot serve on port {port}: {error}{hint}", file=sys.stderr)
         return _EXIT_ERROR
 
 
@@ -76,14 +85,28 @@ def fault_option(text: str) -> Fault:
     """Parse a ``--fault`` option, for an argparse ``type=``.
 
     Raises:
-        argparse.ArgumentTypeError: ``text`` is not a fault; the message says why.
+        argparse.ArgumentTypeError: ``text`` is not a fault; the message says why, in the
+            command line's words (``drop-before``, ``retry-after``), not Python's.
     """
     import argparse
 
     try:
         return Fault.parse(text)
     except ValueError as error:
-        raise argparse.ArgumentTypeError(str(error)) from None
+        raise argparse.ArgumentTypeError(_as_typed(str(error), text)) from None
+
+
+def _as_typed(message: str, text: str) -> str:
+    """Return a ``Fault.parse`` message with the command line's spelling of each word.
+
+    The text given, which the message quotes, is left as it was typed.
+    """
+
+    def typed(match: re.Match[str]) -> str:
+        return _TYPED.get(match[0], match[0].replace("_", "-"))
+
+    given = repr(text)
+    return given.join(_PYTHON_WORD.sub(typed, part) for part in message.split(given))
 
 
 def port_number(text: str) -> int:
