@@ -3,6 +3,10 @@
 An asyncio.Semaphore keeps at most MAX_IN_FLIGHT creates running at a time, the usual way to
 stay polite to a service (and within its rate limits) when you have many calls to make.
 
+The animals created are counted by status from the creates' answers: a list call returns at
+most 100 animals and the API has no paging, so in a store that already holds many, the lists
+show only some (or none) of those just created. The lists are shown for what they are.
+
 With ANIMALSTORE_API_KEY set, it talks to the configured service (ANIMALSTORE_BASE_URL, or
 production). Without it, it starts the built-in reference store on 127.0.0.1 and uses that.
 
@@ -20,6 +24,7 @@ from animalstore_client import AsyncClient, Pet, PetStatus
 COUNT = 50
 MAX_IN_FLIGHT = 10
 STATUSES = list(PetStatus)
+PAGE = 100  # the most one list_pets call returns: the API has no paging
 
 
 async def create_pets(client: AsyncClient, count: int) -> list[Pet]:
@@ -38,15 +43,12 @@ async def create_pets(client: AsyncClient, count: int) -> list[Pet]:
     return await asyncio.gather(*(create(number) for number in range(1, count + 1)))
 
 
-async def count_by_status(client: AsyncClient, ids: set[int]) -> dict[PetStatus, int]:
-    """List each status at once (one request each) and count the animals among `ids`."""
+async def list_by_status(client: AsyncClient) -> dict[PetStatus, list[Pet]]:
+    """List each status at once, one request each: at most PAGE animals of each."""
     pages = await asyncio.gather(
-        *(client.list_pets(status=status, limit=100) for status in STATUSES)
+        *(client.list_pets(status=status, limit=PAGE) for status in STATUSES)
     )
-    return {
-        status: sum(pet.id in ids for pet in page)
-        for status, page in zip(STATUSES, pages, strict=True)
-    }
+    return dict(zip(STATUSES, pages, strict=True))
 
 
 async def run(client: AsyncClient) -> None:
@@ -55,10 +57,14 @@ async def run(client: AsyncClient) -> None:
     print(f"Created {len(pets)} animals, at most {MAX_IN_FLIGHT} requests at a time")
     # Requests finish in any order, so which name gets which id varies from run to run.
     print(f"  {pets[0].name} to {pets[-1].name}, ids {min(ids)} to {max(ids)}")
+    for status in STATUSES:  # each create's answer says what the service stored
+        print(f"  {status.value:<10} {sum(pet.status == status for pet in pets):>3}")
 
-    print(f"Listed them by status, {len(STATUSES)} requests at once")
-    for status, count in (await count_by_status(client, ids)).items():
-        print(f"  {status.value:<10} {count:>3}")
+    print(f"Listed each status, {len(STATUSES)} requests at once, at most {PAGE} animals each")
+    for status, page in (await list_by_status(client)).items():
+        ours = sum(pet.id in ids for pet in page)
+        full = ": a full page, there may be more" if len(page) == PAGE else ""
+        print(f"  {status.value:<10} {len(page):>3} listed, {ours:>3} of those created{full}")
 
 
 async def main() -> None:
