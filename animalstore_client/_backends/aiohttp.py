@@ -284,7 +284,7 @@ class AiohttpSender:
             details = (response.raw_headers, response.reason or "", b"HTTP/1.1")
             return Answer(
                 response.status,
-                response.headers,
+                response.headers,  # a multidict: a repeated field gives its first value
                 content,
                 details=lambda: details,
                 view=request.view,

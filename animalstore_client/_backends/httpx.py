@@ -24,6 +24,7 @@ from animalstore_client._core.wire import (
     Details,
     Failure,
     FailureTable,
+    FirstValues,
     Request,
     RequestView,
     SendFailure,
@@ -127,7 +128,7 @@ class Family:
         native = response if content is None and isinstance(response, httpx.Response) else None
         return Answer(
             response.status_code,
-            response.headers,
+            FirstValues(response.headers),
             response.content if content is None else content,
             details=functools.partial(_details, response),
             view=functools.partial(_view, request, built),

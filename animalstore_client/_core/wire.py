@@ -18,7 +18,16 @@ from __future__ import annotations
 import enum
 import itertools
 import time
-from collections.abc import AsyncIterable, Awaitable, Callable, Iterable, Mapping, Sequence
+from collections.abc import (
+    AsyncIterable,
+    Awaitable,
+    Callable,
+    Iterable,
+    Iterator,
+    KeysView,
+    Mapping,
+    Sequence,
+)
 from datetime import timedelta
 from typing import Protocol
 
@@ -42,6 +51,7 @@ __all__ = [
     "Details",
     "Failure",
     "FailureTable",
+    "FirstValues",
     "Request",
     "RequestView",
     "SendFailure",
@@ -315,13 +325,63 @@ Details = tuple[Sequence[tuple[bytes, bytes]], str, bytes]
 _SIGNALS = frozenset({b"deprecation", b"sunset"})
 
 
+class _ListedHeaders(Protocol):
+    """Headers that keep each repeat of a field: httpx's and httpx2's ``Headers``."""
+
+    def get_list(self, key: str, split_commas: bool = False) -> list[str]: ...
+
+    def keys(self) -> KeysView[str]: ...
+
+    def __contains__(self, key: object) -> bool: ...
+
+
+@tolerant_repr
+class FirstValues(Mapping[str, str]):
+    """An answer's headers as the SDK reads them: a repeated field gives its first value.
+
+    The fields the SDK reads (``Retry-After``, ``X-Request-Id``, ``Deprecation``, ``Sunset``)
+    hold one value each. httpx and httpx2 join a repeated field's values into one string
+    (``Retry-After: 3`` twice reads ``3, 3``, which is no wait at all), where aiohttp's
+    headers give the first: this gives the first on the httpx family too, so that every
+    backend reads a repeated field alike.
+
+    Args:
+        headers: the library's headers (httpx's or httpx2's ``Headers``); names are looked up
+            case-insensitively.
+    """
+
+    __slots__ = ("_headers",)
+
+    def __init__(self, headers: _ListedHeaders) -> None:
+        self._headers = headers
+
+    def __getitem__(self, name: str) -> str:
+        values = self._headers.get_list(name)
+        if not values:
+            raise KeyError(name)
+        return values[0]
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._headers
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._headers.keys())
+
+    def __len__(self) -> int:
+        return len(self._headers.keys())
+
+    def __repr__(self) -> str:
+        return f"<FirstValues of {len(self)} fields>"
+
+
 @tolerant_repr
 class Answer:
     """A response received in full: status, headers and body, with httpx views on demand.
 
     Args:
         status_code: the HTTP status code.
-        headers: the headers, looked up case-insensitively.
+        headers: the headers, looked up case-insensitively; a repeated field gives its first
+            value on every backend (aiohttp's own headers do; httpx's in ``FirstValues``).
         content: the body, decoded from its ``Content-Encoding``.
         details: returns the raw headers, the reason phrase (``""`` when none was sent) and
             the protocol as httpx names it (``b"HTTP/1.1"``); called only when needed.
@@ -445,7 +505,7 @@ def _rebuilt_answer(
     view = RequestView(method, url, (), {})
     answer = Answer(
         status_code,
-        httpx.Headers(raw_headers),
+        FirstValues(httpx.Headers(raw_headers)),
         content,
         details=lambda: details,
         view=lambda: view,
