@@ -182,6 +182,57 @@ def test_async_concurrency_counts_what_it_created_in_a_store_that_holds_many_alr
     ]
 
 
+def readme_errors_block() -> str:
+    from tests.examples.test_readme import README, python_blocks
+
+    [block] = [
+        block
+        for block in python_blocks(README.read_text(encoding="utf-8"))
+        if block.section == "Errors"
+    ]
+    return block.code
+
+
+def test_the_readmes_errors_block_says_what_happened_on_success(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    store = FakeAnimalStore(api_keys=("test-key",))
+    with store.serve() as base_url:
+        monkeypatch.setenv("ANIMALSTORE_API_KEY", "test-key")
+        monkeypatch.setenv("ANIMALSTORE_BASE_URL", base_url)
+        exec(readme_errors_block(), {})
+
+    assert capsys.readouterr().out == (
+        "created Pet(id=1, name='Rex', category_id=3, status=None)\n"
+    )
+
+
+def test_the_readmes_errors_block_handles_a_missing_key_in_its_own_try(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.delenv("ANIMALSTORE_API_KEY", raising=False)
+
+    exec(readme_errors_block(), {})
+
+    assert capsys.readouterr().out == (
+        "not sent: no API key: pass api_key= or set the ANIMALSTORE_API_KEY variable\n"
+    )
+
+
+@pytest.mark.parametrize("page", ["README.md", "docs/guide.md"])
+def test_where_get_pet_is_flagged_the_settings_that_make_type_checkers_say_so_are_named(
+    page: str,
+) -> None:
+    # mypy --strict and pyright's default mode say nothing of a call to get_pet.
+    text = " ".join((REPO_ROOT / page).read_text(encoding="utf-8").split())
+
+    assert (
+        "which type checkers report only when told to: mypy with `--enable-error-code "
+        "deprecated` (`--strict` leaves it off), pyright in strict mode or with "
+        "`reportDeprecated`"
+    ) in text
+
+
 def test_every_expected_output_belongs_to_a_script() -> None:
     assert set(EXPECTED_OUTPUT) <= set(SCRIPTS)
 
