@@ -175,15 +175,21 @@ def outcome_of(api: Api) -> tuple[str, object]:
 
 
 def expected(stack: list[str], payload: tuple[str, bytes], damage: str) -> tuple[str, object]:
-    """The outcome the codings call for, or ``("?", None)`` where only agreement is checked."""
+    """The outcome the codings call for (an exception's name, or names joined by ``|`` where
+    either is right), or ``("?", None)`` where only agreement is checked."""
     names = [ENCODERS[coding][0] for coding in stack if coding != "identity"]
     if REFUSED & set(names) or len(names) > MAX_CODINGS or names.count("br") > 1:
         return APIConnectionError.__name__, None
     what, body = payload
     if damage == "cut":
-        # A bomb reaches the cap before its end; anything else cut short inside a coding is
+        # A bomb reaches the cap before its end, unless its outer coding is br: brotli codes a
+        # run of spaces as one command, which it does not decode until it has the whole of it,
+        # and the cut takes its last byte (nothing comes out; the body ends inside its br
+        # data). Either way the bomb is refused. Anything else cut short inside a coding is
         # corrupt.
         if what == "bomb":
+            if names and names[-1] == "br":
+                return f"{ResponseTooLargeError.__name__}|{APIConnectionError.__name__}", None
             return ResponseTooLargeError.__name__, None
         return (APIConnectionError.__name__, None) if names else ("?", None)
     if damage != "none":  # bytes past the end, or one flipped: what follows depends on them
@@ -226,7 +232,7 @@ def same_outcome_everywhere(
     kind_expected, value = expected(stack, payload, damage)
     event(f"{first[0]} ({'damaged' if damage != 'none' else payload[0]})")
     if kind_expected != "?":
-        assert first[0] == kind_expected, (headers, damage, first)
+        assert first[0] in kind_expected.split("|"), (headers, damage, first)
     if value is not None:
         assert first[1] == value
     assert first[0] in {"value", *(e.__name__ for e in TYPED)}, first
@@ -252,6 +258,13 @@ def test_every_backend_gives_the_same_outcome_for_any_content_encoding(
         case=(["deflate-raw"], [("Content-Encoding", "deflate")]),
         payload=("garbage", bytes(65_537)),
         damage="none",
+        where=0,
+    )
+    # A bomb in br cut by a byte: refused, though not past the cap (see ``expected``).
+    @example(
+        case=(["br"], [("Content-Encoding", "br")]),
+        payload=("bomb", Bomb(CAP + 1)),
+        damage="cut",
         where=0,
     )
     def check(
