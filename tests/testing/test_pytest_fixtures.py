@@ -95,9 +95,14 @@ def test_second(animalstore_store, animalstore_client, animalstore_base_url):
 def test_each_test_gets_a_store_and_a_server_of_its_own(tmp_path: Path) -> None:
     # As a user runs their tests: pytest in a process of its own, the plugin found by its entry
     # point. The second test sees none of the first's animals, and the first's server is gone.
+    # (Without Hypothesis's plugin, which a user need not have: it imports all of Hypothesis at
+    # the end of every run, a second or more.)
     (tmp_path / "test_users.py").write_text(USERS_TESTS, encoding="utf-8")
     completed = subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "test_users.py"],
+        [
+            *(sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider"),
+            *("-p", "no:hypothesispytest", "test_users.py"),
+        ],
         cwd=tmp_path,
         capture_output=True,
         text=True,
