@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, Generic, TypeVar
+from datetime import datetime
+from typing import Any, Generic, TypeVar
 
 import attrs
 import httpx
@@ -24,9 +25,6 @@ from animalstore_client._core.exceptions import (
 from animalstore_client._core.models import Error
 from animalstore_client._core.safe_repr import tolerant_repr
 from animalstore_client._core.wire import Answer, Failure, Request, SendFailure
-
-if TYPE_CHECKING:
-    from datetime import datetime
 
 __all__ = ["APIResponse", "connection_error", "parse_body", "status_error"]
 

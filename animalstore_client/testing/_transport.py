@@ -14,9 +14,16 @@ from typing import TYPE_CHECKING
 
 import httpx
 
+# `animalstore_client.testing.FakeAnimalStore`, not `FakeAnimalStore`, in annotations, for
+# `typing.get_type_hints`: a name imported only for type checkers does not exist at run time,
+# and `_store`, which imports this module, cannot be imported here. The package and its
+# `testing` are loaded before this module is (they are its parents), so this import adds no
+# dependency; the one under TYPE_CHECKING lets type checkers follow the name.
+import animalstore_client
+from animalstore_client.testing._faults import Plan
+
 if TYPE_CHECKING:
-    from animalstore_client.testing._faults import Plan
-    from animalstore_client.testing._store import FakeAnimalStore
+    import animalstore_client.testing
 
 __all__ = ["FakeTransport"]
 
@@ -39,7 +46,7 @@ class FakeTransport(httpx.BaseTransport, httpx.AsyncBaseTransport):
         store: the store that answers the requests.
     """
 
-    def __init__(self, store: FakeAnimalStore) -> None:
+    def __init__(self, store: animalstore_client.testing.FakeAnimalStore) -> None:
         self._store = store
 
     def handle_request(self, request: httpx.Request) -> httpx.Response:

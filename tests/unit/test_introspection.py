@@ -9,12 +9,14 @@ notebook, ``help()`` or a tool that reads annotations looks.
 from __future__ import annotations
 
 import asyncio
+import functools
 import inspect
 import pydoc
 import re
 import typing
 import unittest.mock
 from collections.abc import Callable, Iterator
+from datetime import datetime
 from typing import Any
 
 import httpx
@@ -23,8 +25,17 @@ from typing_extensions import ParamSpec, TypeVarTuple, Unpack
 
 import animalstore_client as sdk
 import animalstore_client.testing as sdk_testing
-from animalstore_client import AsyncClient, AsyncRawResponses, Client, Pet, RawResponses
-from animalstore_client.testing import ClientSettings, FakeAnimalStore
+from animalstore_client import (
+    APIResponse,
+    APIStatusError,
+    AsyncClient,
+    AsyncRawResponses,
+    Client,
+    Error,
+    Pet,
+    RawResponses,
+)
+from animalstore_client.testing import ClientSettings, FakeAnimalStore, FakeTransport
 from tests.contract.operations import METHOD_NAMES
 
 PUBLIC_CLASSES = sorted(
@@ -146,3 +157,69 @@ def test_the_stores_client_factories_return_the_clients() -> None:
     assert typing.get_type_hints(FakeAnimalStore.async_client)["return"] is AsyncClient
     for annotation in typing.get_type_hints(ClientSettings).values():
         assert not list(variables(annotation))
+
+
+def annotated() -> Iterator[tuple[str, object]]:
+    """Every public function, class, method and property of both packages, by ``__all__``.
+
+    What ``typing.get_type_hints`` takes for each: a property's getter, a cached property's
+    function, a class itself (its fields' annotations); type aliases (``PetStatusLiteral``)
+    are not callables and have none.
+    """
+    for package in (sdk, sdk_testing):
+        for name in package.__all__:
+            value = getattr(package, name)
+            if inspect.isfunction(value):
+                yield name, value
+            if not inspect.isclass(value):
+                continue
+            yield name, value
+            for member_name in ["__init__", *dir(value)]:
+                if member_name.startswith("_") and member_name != "__init__":
+                    continue
+                member = inspect.getattr_static(value, member_name)
+                if isinstance(member, (staticmethod, classmethod)):
+                    member = member.__func__
+                elif isinstance(member, property):
+                    member = member.fget
+                elif isinstance(member, functools.cached_property):
+                    member = member.func
+                if inspect.isfunction(member):
+                    yield f"{name}.{member_name}", member
+
+
+#: Return types naming httpx2 and aiohttp, imported for type checkers only (they are optional
+#: and imported when the factory is called): `_backends/defaults.py`, not yet resolved.
+_UNRESOLVED = {"DefaultAioHttpClient", "DefaultAsyncHttpx2Client", "DefaultHttpx2Client"}
+
+
+@pytest.mark.parametrize(
+    "member",
+    [
+        pytest.param(
+            member,
+            id=label,
+            marks=[pytest.mark.xfail(raises=NameError, strict=True)]
+            if label in _UNRESOLVED
+            else [],
+        )
+        for label, member in dict(annotated()).items()
+    ],
+)
+def test_get_type_hints_resolves_every_public_annotation(member: Any) -> None:
+    # What sphinx-autodoc-typehints, typeguard and pydantic call: a name imported only for
+    # type checkers raised NameError here.
+    typing.get_type_hints(member)
+
+
+def test_the_names_once_imported_for_type_checkers_only_resolve_to_the_real_types() -> None:
+    for name in ("deprecation", "sunset"):
+        getter = inspect.getattr_static(APIResponse, name).fget
+        assert typing.get_type_hints(getter) == {"return": datetime | None}, name
+    hints = typing.get_type_hints(APIStatusError.__init__)
+    assert hints["error"] == Error | None
+    assert hints["response"] is httpx.Response
+    assert typing.get_type_hints(FakeTransport.__init__) == {
+        "store": FakeAnimalStore,
+        "return": type(None),
+    }
