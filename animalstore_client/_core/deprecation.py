@@ -2,10 +2,11 @@
 
 A service announces that an operation is going away with the ``Deprecation`` header (RFC 9745:
 ``@`` and a Unix time), the ``Sunset`` header (RFC 8594: an HTTP-date, when it stops working)
-and a ``Link`` with ``rel="deprecation"`` or ``rel="sunset"`` to a page that says more. The SDK
-turns them into one ``DeprecationWarning`` per client (and its ``with_options`` copies) and
-operation. A malformed value is ignored and logged at DEBUG: news about the future never breaks
-a call today.
+and a ``Link`` with ``rel="deprecation"`` or ``rel="sunset"`` to a page that says more. The
+forms of the header's earlier drafts, which servers and mocks (Prism) still send, are read too:
+``Deprecation: true`` (deprecated, no date given) and an HTTP-date. The SDK turns them into one
+``DeprecationWarning`` per client (and its ``with_options`` copies) and operation. A malformed
+value is ignored and logged at DEBUG: news about the future never breaks a call today.
 
 ``datetime`` and ``email.utils`` are imported only when a response carries one of the headers.
 """
@@ -17,7 +18,7 @@ import sys
 import threading
 import warnings
 from collections.abc import Mapping
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Literal
 
 from animalstore_client._core.logging import logger
 
@@ -42,29 +43,50 @@ __all__ = [
 _SF_DATE = r"@(-?[0-9]{1,15})"
 #: The year of an HTTP-date, which its preferred form writes in four digits.
 _FOUR_DIGIT_YEAR = r"(?:^|\s)([0-9]{4})(?=\s|$)"
+#: The earlier drafts' "deprecated, no date given" (draft-ietf-httpapi-deprecation-header-02:
+#: ``"true"``, which ABNF compares case-insensitively).
+_UNDATED = "true"
 _PACKAGE = __name__.partition(".")[0] + "."
 
 
 def deprecation_date(headers: Mapping[str, str]) -> datetime | None:
     """Return the date of the ``Deprecation`` header (RFC 9745), timezone-aware, in UTC.
 
+    Besides RFC 9745's ``@`` and a Unix time, the HTTP-date of the header's earlier drafts is
+    read too.
+
     Args:
         headers: the response headers (names looked up case-insensitively).
 
     Returns:
         The date, which may lie in the future (the operation becomes deprecated then), or
-        ``None`` when the header is absent or malformed (logged at DEBUG).
+        ``None`` when the header is absent, says ``true`` (the earlier drafts' form: deprecated,
+        no date given; the warning says so all the same), or is malformed (logged at DEBUG).
     """
+    deprecated = _deprecation(headers)
+    return None if deprecated is True else deprecated
+
+
+def _deprecation(headers: Mapping[str, str]) -> datetime | Literal[True] | None:
+    """Return the ``Deprecation`` header's date, ``True`` for ``true``, ``None`` for nothing."""
     value = headers.get("deprecation")
     if value is None:
         return None
-    match = re.fullmatch(_SF_DATE, value.strip())
+    value = value.strip()
+    if value.lower() == _UNDATED:
+        return True
+    match = re.fullmatch(_SF_DATE, value)
     if match is not None:
         from datetime import datetime, timezone
 
         try:
             return datetime.fromtimestamp(int(match[1]), timezone.utc)
         except (OverflowError, OSError, ValueError):  # beyond the years datetime can hold
+            pass
+    else:
+        try:
+            return _http_date(value)
+        except (TypeError, ValueError, OverflowError, IndexError):
             pass
     _ignore("Deprecation", value)
     return None
@@ -83,22 +105,32 @@ def sunset_date(headers: Mapping[str, str]) -> datetime | None:
     value = headers.get("sunset")
     if value is None:
         return None
-    from datetime import timezone
-    from email.utils import parsedate_to_datetime
-
     try:
-        date = parsedate_to_datetime(value)
-        year = re.search(_FOUR_DIGIT_YEAR, value)
-        if year is not None and date.year != int(year[1]):
-            # email.utils reads a year below 100 as 19xx or 20xx, even written in 4 digits.
-            date = date.replace(year=int(year[1]))
-        if date.tzinfo is None:  # "-0000", no zone given: an HTTP-date is in GMT anyway
-            return date.replace(tzinfo=timezone.utc)
-        # Past the years datetime holds once moved to UTC (31 Dec 9999, west of GMT).
-        return date.astimezone(timezone.utc)
+        return _http_date(value)
     except (TypeError, ValueError, OverflowError, IndexError):
         _ignore("Sunset", value)
         return None
+
+
+def _http_date(value: str) -> datetime:
+    """Return an HTTP-date as a timezone-aware ``datetime`` in UTC.
+
+    Raises:
+        TypeError, ValueError, OverflowError, IndexError: it is not one, or is one past the
+            years ``datetime`` holds.
+    """
+    from datetime import timezone
+    from email.utils import parsedate_to_datetime
+
+    date = parsedate_to_datetime(value)
+    year = re.search(_FOUR_DIGIT_YEAR, value)
+    if year is not None and date.year != int(year[1]):
+        # email.utils reads a year below 100 as 19xx or 20xx, even written in 4 digits.
+        date = date.replace(year=int(year[1]))
+    if date.tzinfo is None:  # "-0000", no zone given: an HTTP-date is in GMT anyway
+        return date.replace(tzinfo=timezone.utc)
+    # Past the years datetime holds once moved to UTC (31 Dec 9999, west of GMT).
+    return date.astimezone(timezone.utc)
 
 
 def deprecation_link(response: httpx.Response) -> str | None:
@@ -135,15 +167,18 @@ def notice(operation: str, answer: Answer) -> str | None:
 
     Returns:
         The message, or ``None`` when neither ``Deprecation`` nor ``Sunset`` is well formed.
+        ``Deprecation: true`` gives no date: "GET /pets is deprecated by the service".
     """
     headers = answer.headers
-    deprecated, sunset = deprecation_date(headers), sunset_date(headers)
+    deprecated, sunset = _deprecation(headers), sunset_date(headers)
     if deprecated is None and sunset is None:
         return None
     if deprecated is None:
         message = f"{operation} will be removed by the service"
     else:
-        message = f"{operation} is deprecated by the service as of {deprecated.date().isoformat()}"
+        message = f"{operation} is deprecated by the service"
+        if deprecated is not True:
+            message += f" as of {deprecated.date().isoformat()}"
         if sunset is not None:
             message += " and will be removed"
     if sunset is not None:
