@@ -30,12 +30,14 @@ from typing import Any
 from urllib.parse import urlencode
 
 import attrs
+import pytest
 import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from animalstore_client import PetStatus
 from animalstore_client.testing import FakeAnimalStore
+from tests.conftest import at_scale
 
 from .conftest import API_KEY, Contract, OpenAPIRequest, OpenAPIResponse, describe
 
@@ -383,43 +385,58 @@ def unauthorized(draw: st.DrawFn) -> Case:
 # -- the properties -----------------------------------------------------------------------
 
 
-@SETTINGS
-@given(case=list_valid())
-def test_valid_lists_succeed_and_fit_the_document(contract: Contract, case: Case) -> None:
-    exercise(contract, case)
+def examples(small: int, full: int) -> pytest.MarkDecorator:
+    """Examples a property is checked on: ``small`` in the default tier (each kind of request
+    its generator makes is still drawn several times over), ``full`` in the deep one."""
+    return pytest.mark.parametrize("examples", at_scale(small, full, "examples"))
 
 
-@SETTINGS
-@given(case=list_invalid())
-def test_invalid_lists_are_client_errors(contract: Contract, case: Case) -> None:
-    exercise(contract, case)
+def holds(
+    contract: Contract,
+    cases: st.SearchStrategy[Case],
+    examples: int,
+    expect: Callable[[Contract, Case], Case] = lambda contract, case: case,
+) -> None:
+    """Check ``exercise`` on ``examples`` generated cases."""
+
+    @settings(SETTINGS, max_examples=examples)
+    @given(case=cases)
+    def check(case: Case) -> None:
+        exercise(contract, expect(contract, case))
+
+    check()
 
 
-@SETTINGS
-@given(case=create_valid())
-def test_valid_creates_succeed_and_fit_the_document(contract: Contract, case: Case) -> None:
-    exercise(contract, case)
+@examples(30, 120)
+def test_valid_lists_succeed_and_fit_the_document(contract: Contract, examples: int) -> None:
+    holds(contract, list_valid(), examples)
 
 
-@settings(SETTINGS, max_examples=200)
-@given(case=create_invalid())
-def test_invalid_creates_are_400s(contract: Contract, case: Case) -> None:
-    exercise(contract, case)
+@examples(30, 120)
+def test_invalid_lists_are_client_errors(contract: Contract, examples: int) -> None:
+    holds(contract, list_invalid(), examples)
 
 
-@SETTINGS
-@given(case=get_any())
-def test_gets_are_200_or_404_and_fit_the_document(contract: Contract, case: Case) -> None:
-    exercise(contract, case)
+@examples(30, 120)
+def test_valid_creates_succeed_and_fit_the_document(contract: Contract, examples: int) -> None:
+    holds(contract, create_valid(), examples)
 
 
-@SETTINGS
-@given(case=unauthorized())
-def test_bad_credentials_are_401s_on_every_operation(contract: Contract, case: Case) -> None:
-    exercise(contract, case)
+@examples(50, 200)
+def test_invalid_creates_are_400s(contract: Contract, examples: int) -> None:
+    holds(contract, create_invalid(), examples)
 
 
-@SETTINGS
-@given(case=random_route())
-def test_random_methods_and_paths_never_break_the_store(contract: Contract, case: Case) -> None:
-    exercise(contract, _expect_any(contract, case))
+@examples(30, 120)
+def test_gets_are_200_or_404_and_fit_the_document(contract: Contract, examples: int) -> None:
+    holds(contract, get_any(), examples)
+
+
+@examples(30, 120)
+def test_bad_credentials_are_401s_on_every_operation(contract: Contract, examples: int) -> None:
+    holds(contract, unauthorized(), examples)
+
+
+@examples(30, 120)
+def test_random_methods_and_paths_never_break_the_store(contract: Contract, examples: int) -> None:
+    holds(contract, random_route(), examples, _expect_any)
