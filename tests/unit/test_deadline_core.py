@@ -7,6 +7,8 @@ deterministically.
 
 from __future__ import annotations
 
+import asyncio
+import threading
 import time
 from typing import Any
 
@@ -14,6 +16,7 @@ import httpx
 import pytest
 
 from animalstore_client import APIStatusError, APITimeoutError, InternalServerError
+from animalstore_client._backends.deadline import send_within, send_within_async
 from animalstore_client._core import operations as ops
 from animalstore_client._core.call import Call
 from animalstore_client._core.config import resolve_options
@@ -209,3 +212,70 @@ def test_a_retry_that_a_later_pause_outlasts_gives_the_last_answers_error(
         call.wait()
     assert type(caught.value) is InternalServerError
     assert caught.value.status_code == 503
+
+
+# -- running one attempt within the time left (_backends/deadline.py) --------------------------
+
+#: Called with stand-ins for a request and an outcome, which they only pass through.
+within: Any = send_within
+within_async: Any = send_within_async
+
+
+def test_a_sync_attempt_still_running_at_its_time_is_given_up_and_left_to_finish() -> None:
+    release = threading.Event()
+    finished = threading.Event()
+    request = object()
+    seen: list[object] = []
+
+    def send(sent: Any) -> Any:
+        seen.append(sent)
+        # Held until the test has its answer, or for 1 s: a caller that waits longer gets it.
+        release.wait(1)
+        finished.set()
+        return "late"
+
+    assert within(0.02, send, request) is None
+    assert seen == [request]
+    assert not finished.is_set()  # not waited for: the caller got None first
+    release.set()
+    assert finished.wait(10)
+
+
+def test_a_sync_attempt_done_in_time_gives_its_outcome_or_raises_its_error() -> None:
+    assert within(10, lambda request: ("sent", request), "r") == ("sent", "r")
+
+    def broken(request: Any) -> Any:
+        raise KeyError(request)
+
+    with pytest.raises(KeyError, match="r"):
+        within(10, broken, "r")
+
+
+@pytest.mark.parametrize("seconds", [0, -1.0])
+def test_no_time_left_sends_nothing(seconds: float) -> None:
+    sent: list[object] = []
+
+    async def async_send(request: Any) -> Any:
+        sent.append(request)
+
+    assert within(seconds, sent.append, "r") is None
+    assert asyncio.run(within_async(seconds, async_send, "r")) is None
+    assert sent == []
+
+
+def test_an_async_attempt_still_running_at_its_time_is_cancelled() -> None:
+    cancelled: list[bool] = []
+
+    async def send(request: Any) -> Any:
+        try:
+            await asyncio.Event().wait()  # never set: only the cancellation ends it
+        except asyncio.CancelledError:
+            cancelled.append(True)
+            raise
+
+    async def fast(request: Any) -> Any:
+        return ("sent", request)
+
+    assert asyncio.run(within_async(0.02, send, "r")) is None
+    assert cancelled == [True]
+    assert asyncio.run(within_async(10, fast, "r")) == ("sent", "r")
