@@ -7,7 +7,7 @@ import inspect
 import logging
 import threading
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from datetime import datetime, timezone
 
 import httpx
@@ -389,6 +389,14 @@ def test_every_structured_field_date_parses_or_is_ignored(seconds: int) -> None:
         assert int(date.timestamp()) == seconds
 
 
+@pytest.fixture(scope="module")
+def builder() -> Iterator[httpx.Client]:
+    """An httpx client that only builds requests, made once: making one costs milliseconds
+    (its TLS context), far more than an example's checks."""
+    with httpx.Client() as client:
+        yield client
+
+
 @settings(max_examples=100, deadline=None, database=None)
 @given(
     status=st.integers(min_value=200, max_value=599),
@@ -397,7 +405,11 @@ def test_every_structured_field_date_parses_or_is_ignored(seconds: int) -> None:
     link=st.none() | header_values,
 )
 def test_any_signal_on_any_answer_gives_the_usual_outcome_and_at_most_a_deprecation_warning(
-    status: int, deprecation: str | None, sunset: str | None, link: str | None
+    builder: httpx.Client,
+    status: int,
+    deprecation: str | None,
+    sunset: str | None,
+    link: str | None,
 ) -> None:
     from animalstore_client._backends.httpx import family
     from animalstore_client._core import operations as ops
@@ -417,23 +429,22 @@ def test_any_signal_on_any_answer_gives_the_usual_outcome_and_at_most_a_deprecat
     )
     values = {"deprecation": deprecation, "sunset": sunset, "link": link}
     headers = [(name.encode(), value.encode("latin-1")) for name, value in values.items() if value]
-    with httpx.Client() as builder:
-        call: Call[list[Pet]] = Call(
-            ops.list_pets(limit=None, status=None),
-            options,
-            notices=DeprecationNotices(),
-        )
-        request = family(httpx).build(builder, call.begin(), lambda r: r.headers)
-        response = httpx_answer(httpx.Response(status, json=[], headers=headers, request=request))
-        with warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("always")
-            if 200 <= status < 300:
-                assert call.after(response) is None
-                assert call.result == []
-            else:  # the usual outcome: the status's own error, whatever the signals
-                with pytest.raises(status_error_class(status)) as caught_error:
-                    call.after(response)
-                assert caught_error.value.status_code == status
+    call: Call[list[Pet]] = Call(
+        ops.list_pets(limit=None, status=None),
+        options,
+        notices=DeprecationNotices(),
+    )
+    request = family(httpx).build(builder, call.begin(), lambda r: r.headers)
+    response = httpx_answer(httpx.Response(status, json=[], headers=headers, request=request))
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        if 200 <= status < 300:
+            assert call.after(response) is None
+            assert call.result == []
+        else:  # the usual outcome: the status's own error, whatever the signals
+            with pytest.raises(status_error_class(status)) as caught_error:
+                call.after(response)
+            assert caught_error.value.status_code == status
 
     # A warning exactly when a signal can be read, naming the operation and what was read.
     deprecated, sunset_at = deprecation_date(response.headers), sunset_date(response.headers)
