@@ -1,20 +1,27 @@
-"""The ``animalstore`` command line, run for real in subprocesses against a real-socket store.
+"""The ``animalstore`` command line against a real-socket store: in process, and for real.
 
-Each run goes through the installed console script when there is one (next to
+``run`` calls the command in this process as a fresh process would run it (``in_process``):
+what it prints, its exit status and what it sends. ``run_process`` runs it for real, in a
+subprocess, where the process is the point: the entry points, Ctrl-C, a closed or full stdout,
+a terminal. A subprocess goes through the installed console script when there is one (next to
 ``sys.executable``), else ``python -m animalstore_client``; the entry-point tests run both.
 Every run is checked for the API key and for tracebacks in its output.
 """
 
 from __future__ import annotations
 
+import compileall
+import functools
 import json
 import os
+import py_compile
 import re
 import shlex
 import signal
 import socket
 import subprocess
 import sys
+import warnings
 from collections.abc import Iterator, Sequence
 from datetime import datetime, timezone
 from pathlib import Path
@@ -25,7 +32,8 @@ import pytest
 
 from animalstore_client import PetStatusLiteral, __version__
 from animalstore_client.testing import FakeAnimalStore
-from tests.conftest import read_lines, sigint_as_in_a_terminal
+from tests.cli.in_process import invoke
+from tests.conftest import VirtualClock, read_lines, sigint_as_in_a_terminal
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
@@ -73,6 +81,7 @@ class Server:
 
 def environment(base_url: str | None, key: str | None, **extra: str) -> dict[str, str]:
     """The variables a run sees: none of the caller's ANIMALSTORE_*, the repo importable."""
+    compile_the_package()
     env = {name: value for name, value in os.environ.items() if not name.startswith("ANIMALSTORE")}
     env["PYTHONPATH"] = os.pathsep.join([str(REPO_ROOT), os.environ.get("PYTHONPATH", "")])
     env["PYTHONIOENCODING"] = "utf-8"
@@ -89,7 +98,51 @@ def check_output(stdout: str, stderr: str) -> None:
     assert "Traceback" not in stderr
 
 
+@functools.cache
+def compile_the_package() -> None:
+    """Compile the package's bytecode once, so that no subprocess compiles it again.
+
+    The subprocesses import the package from this tree; where ``PYTHONDONTWRITEBYTECODE`` is
+    set they would each compile it from source (about 60 ms a process here). Checked-hash
+    bytecode: a module whose source changed since (a mutant, an edit) is compiled afresh.
+    """
+    compileall.compile_dir(
+        REPO_ROOT / "animalstore_client",
+        quiet=2,  # a tree that cannot be written to is run from source, as before
+        invalidation_mode=py_compile.PycInvalidationMode.CHECKED_HASH,
+    )
+
+
 def run(
+    command: str,
+    *,
+    base_url: str | None,
+    key: str | None = KEY,
+    stdout_terminal: bool = False,
+    stderr_terminal: bool = False,
+    **extra_env: str,
+) -> Result:
+    """Run ``animalstore <command>`` in process, ``command`` split as a shell would; check it.
+
+    ``extra_env``: ``ANIMALSTORE_*``, ``PYTHONIOENCODING`` or ``PYTHONWARNINGS=always``.
+    """
+    environ: dict[str, str | None] = {
+        "ANIMALSTORE_BASE_URL": base_url,
+        "ANIMALSTORE_API_KEY": key,
+        **extra_env,
+    }
+    invoked = invoke(
+        shlex.split(command),
+        environ,
+        stdout_terminal=stdout_terminal,
+        stderr_terminal=stderr_terminal,
+    )
+    result = Result(invoked.returncode, invoked.stdout.decode("utf-8"), invoked.stderr)
+    check_output(result.stdout, result.stderr)
+    return result
+
+
+def run_process(
     command: str,
     *,
     base_url: str | None,
@@ -97,7 +150,7 @@ def run(
     launcher: Sequence[str] = DEFAULT_LAUNCHER,
     **extra_env: str,
 ) -> Result:
-    """Run ``animalstore <command>``, ``command`` split as a shell would, and check its output."""
+    """Run ``animalstore <command>`` in a subprocess, split as a shell would; check its output."""
     completed = subprocess.run(
         [*launcher, *shlex.split(command)],
         capture_output=True,
@@ -176,27 +229,35 @@ def test_importing_the_sdk_does_not_import_the_command_line() -> None:
 # -- both entry points ----------------------------------------------------------------------
 
 
+#: Each command once, with its exit status and its output (``None``: not checked). The store
+#: holds Rex (id 1) for all but ``create``, which makes him.
+REX_SOLD = {"id": 1, "name": "Rex", "categoryId": 3, "status": "sold"}
+ENTRY_POINT_COMMANDS = [
+    pytest.param("--version", 0, f"animalstore {__version__}\n", id="version"),
+    pytest.param("pets create --name Rex --category-id 3 --status sold", 0, REX_SOLD, id="create"),
+    pytest.param("pets list", 0, [REX_SOLD], id="list"),
+    pytest.param("pets get 1", 0, REX_SOLD, id="get"),
+    pytest.param("pets get 2", 1, None, id="get-missing"),
+]
+
+
 @pytest.mark.parametrize("launcher", LAUNCHERS)
-def test_every_command_through_each_entry_point(api: Server, launcher: Sequence[str]) -> None:
-    version = run("--version", base_url=None, key=None, launcher=launcher)
-    assert (version.returncode, version.stdout) == (0, f"animalstore {__version__}\n")
-
-    created = run(
-        "pets create --name Rex --category-id 3 --status sold",
-        base_url=api.base_url,
-        launcher=launcher,
-    )
-    assert created.returncode == 0
-    assert created.json() == {"id": 1, "name": "Rex", "categoryId": 3, "status": "sold"}
-
-    listed = run("pets list", base_url=api.base_url, launcher=launcher)
-    assert (listed.returncode, listed.json()) == (0, [created.json()])
-
-    fetched = run("pets get 1", base_url=api.base_url, launcher=launcher)
-    assert (fetched.returncode, fetched.json()) == (0, created.json())
-
-    missing = run("pets get 2", base_url=api.base_url, launcher=launcher)
-    assert missing.returncode == 1
+@pytest.mark.parametrize(("command", "status", "output"), ENTRY_POINT_COMMANDS)
+def test_every_command_through_each_entry_point(
+    api: Server, launcher: Sequence[str], command: str, status: int, output: object
+) -> None:
+    if command == "--version":
+        result = run_process(command, base_url=None, key=None, launcher=launcher)
+        assert (result.returncode, result.stdout) == (status, output)
+        return
+    if not command.startswith("pets create"):
+        api.store.add_pet("Rex", 3, "sold")
+    result = run_process(command, base_url=api.base_url, launcher=launcher)
+    assert result.returncode == status
+    if output is not None:
+        assert result.json() == output
+    if command.startswith("pets create"):
+        assert [pet.to_dict() for pet in api.store.pets] == [REX_SOLD]
 
 
 # -- results and output formats -------------------------------------------------------------
@@ -585,17 +646,19 @@ def test_a_stopped_server_exits_3(closed_port: int) -> None:
     assert body["message"].startswith(f"GET {base_url}/pets failed: ")
 
 
-def test_a_stopped_server_is_retried_then_exits_3(closed_port: int) -> None:
+def test_a_stopped_server_is_retried_then_exits_3(closed_port: int, clock: VirtualClock) -> None:
     base_url = f"http://127.0.0.1:{closed_port}/v1"
     result = run("-v --max-retries 1 pets list", base_url=base_url)
     assert result.returncode == 3
+    [wait] = clock.slept  # one retry, after its backoff
+    assert 0.375 <= wait <= 0.5
     assert "retrying GET" in result.stderr
     assert result.stderr_lines()[-1].startswith("error: GET ")
 
 
 def test_a_timeout_exits_3(silent_listener: socket.socket) -> None:
     result = run(
-        "--timeout 0.3 --max-retries 0 -o json pets list",
+        "--timeout 0.05 --max-retries 0 -o json pets list",
         base_url=url_of(silent_listener),
     )
     assert (result.returncode, result.stdout) == (3, "")
@@ -730,23 +793,21 @@ def test_any_error_line_is_one_line_with_control_characters_escaped(
     assert line.startswith("error: bad \\x1b[31mred error: forged ")
 
 
-def test_other_warnings_are_not_printed_as_notices(api: Server, tmp_path: Path) -> None:
+def test_other_warnings_are_not_printed_as_notices(
+    api: Server, monkeypatch: pytest.MonkeyPatch
+) -> None:
     # A warning that is not the SDK's DeprecationWarning, raised while the command runs (by
     # a library the user's environment loads, say), is left to Python's own warning display.
-    startup = tmp_path / "sitecustomize.py"
-    startup.write_text(
-        "import warnings, animalstore_client._client as c\n"
-        "original = c.Client._request\n"
-        "def noisy(self, *args, **kwargs):\n"
-        "    warnings.warn('something else', UserWarning)\n"
-        "    return original(self, *args, **kwargs)\n"
-        "c.Client._request = noisy\n"
-    )
-    result = run(
-        "pets list",
-        base_url=api.base_url,
-        PYTHONPATH=os.pathsep.join([str(tmp_path), str(REPO_ROOT)]),
-    )
+    from animalstore_client import _client
+
+    original = _client.Client._request
+
+    def noisy(self: _client.Client, *args: Any, **kwargs: Any) -> Any:
+        warnings.warn("something else", UserWarning, stacklevel=1)
+        return original(self, *args, **kwargs)
+
+    monkeypatch.setattr(_client.Client, "_request", noisy)
+    result = run("pets list", base_url=api.base_url)
     assert result.returncode == 0
     assert not any(line.startswith("notice:") for line in result.stderr_lines())
     assert "UserWarning: something else" in result.stderr
@@ -862,7 +923,9 @@ def test_mock_server_on_a_busy_port_exits_1(silent_listener: socket.socket) -> N
     assert error.startswith(f"error: cannot serve on port {port}: ")
 
 
-def test_an_absurd_retry_after_from_the_server_is_an_error_line_not_a_traceback() -> None:
+def test_an_absurd_retry_after_from_the_server_is_an_error_line_not_a_traceback(
+    clock: VirtualClock,
+) -> None:
     from tests.reliability.faultserver import FaultServer, Reply
 
     busy = {"code": "busy", "message": "try later", "status": 503}
@@ -872,6 +935,8 @@ def test_an_absurd_retry_after_from_the_server_is_an_error_line_not_a_traceback(
         result = run("--max-retries 1 pets list", base_url=server.base_url)
         assert len(server.requests) == 2
 
+    [wait] = clock.slept  # the date ignored: the backoff's wait
+    assert 0.375 <= wait <= 0.5
     assert result.returncode == 1
     assert result.stdout == ""
     assert result.stderr_lines() == ["error: 503 busy: try later"]
@@ -930,28 +995,13 @@ def test_piped_json_writes_a_lone_surrogate_as_an_escape_and_keeps_the_rest(
     assert "Café 🐈" in result.stdout
 
 
-@POSIX_ONLY
 @pytest.mark.parametrize("output", ["json", "jsonl"])
 def test_json_on_a_terminal_escapes_controls_bidi_and_surrogates(
     hostile_api: str, output: str
 ) -> None:
-    import pty
-
-    leader, follower = pty.openpty()
-    try:
-        process = subprocess.Popen(
-            [*DEFAULT_LAUNCHER, "-o", output, "pets", "list"],
-            stdout=follower,
-            stderr=subprocess.PIPE,
-            env=environment(hostile_api, KEY),
-        )
-        os.close(follower)
-        _, stderr = process.communicate(timeout=TIMEOUT)
-        printed = read_all(leader)
-    finally:
-        os.close(leader)
-    assert (process.returncode, stderr) == (0, b"")
-    text = printed.decode("utf-8").replace("\r\n", "\n")  # strict: nothing unencodable
+    result = run(f"-o {output} pets list", base_url=hostile_api, stdout_terminal=True)
+    assert (result.returncode, result.stderr) == (0, "")
+    text = result.stdout  # decoded strictly: nothing unencodable
     for char in RAW_CONTROLS:
         assert char not in text, f"U+{ord(char):04X} printed raw"
     assert "\\u009b" in text
@@ -961,25 +1011,10 @@ def test_json_on_a_terminal_escapes_controls_bidi_and_surrogates(
     assert decoded_names(text, output) == HOSTILE_NAMES
 
 
-@POSIX_ONLY
 def test_csv_on_a_terminal_escapes_controls_bidi_and_surrogates(hostile_api: str) -> None:
-    import pty
-
-    leader, follower = pty.openpty()
-    try:
-        process = subprocess.Popen(
-            [*DEFAULT_LAUNCHER, "-o", "csv", "pets", "list"],
-            stdout=follower,
-            stderr=subprocess.PIPE,
-            env=environment(hostile_api, KEY),
-        )
-        os.close(follower)
-        _, stderr = process.communicate(timeout=TIMEOUT)
-        printed = read_all(leader)
-    finally:
-        os.close(leader)
-    assert (process.returncode, stderr) == (0, b"")
-    text = printed.decode("utf-8").replace("\r\n", "\n")  # strict: nothing unencodable
+    result = run("-o csv pets list", base_url=hostile_api, stdout_terminal=True)
+    assert (result.returncode, result.stderr) == (0, "")
+    text = result.stdout  # decoded strictly: nothing unencodable
     for char in RAW_CONTROLS:
         assert char not in text, f"U+{ord(char):04X} printed raw"
     # Escaped the table's way, as the docs say.
@@ -998,13 +1033,13 @@ def test_csv_on_a_terminal_escapes_controls_bidi_and_surrogates(hostile_api: str
 
 def test_deadline_bounds_the_whole_command(silent_listener: socket.socket) -> None:
     # Per attempt, 30 s would pass three times over (with backoff) before the command gave up.
-    result = run("--deadline 1 pets list", base_url=url_of(silent_listener))
+    result = run("--deadline 0.2 pets list", base_url=url_of(silent_listener))
 
     assert result.returncode == 3
     assert result.stdout == ""
     [line] = result.stderr_lines()
     assert line.startswith("error: GET ")
-    assert line.endswith("failed: deadline=1 s passed before the call was done")
+    assert line.endswith("failed: deadline=0.2 s passed before the call was done")
 
 
 @pytest.mark.parametrize("value", ["0", "-2", "nan", "soon"])
@@ -1024,33 +1059,10 @@ def retrying_server() -> Any:
     return server
 
 
-def run_with_stderr_on_a_terminal(command: str, base_url: str, **extra_env: str) -> Result:
-    """Run ``animalstore <command>`` with stderr on a pty (stdout piped), as ``run`` does."""
-    import pty
-
-    leader, follower = pty.openpty()
-    try:
-        process = subprocess.Popen(
-            [*DEFAULT_LAUNCHER, *shlex.split(command)],
-            stdout=subprocess.PIPE,
-            stderr=follower,
-            env=environment(base_url, KEY, **extra_env),
-        )
-        os.close(follower)
-        stdout, _ = process.communicate(timeout=TIMEOUT)
-        stderr = read_all(leader).decode().replace("\r\n", "\n")
-    finally:
-        os.close(leader)
-    result = Result(process.returncode, stdout.decode(), stderr)
-    check_output(result.stdout, result.stderr)
-    return result
-
-
-@POSIX_ONLY
-def test_each_retry_is_a_line_on_stderr_when_it_is_a_terminal() -> None:
+def test_each_retry_is_a_line_on_stderr_when_it_is_a_terminal(clock: VirtualClock) -> None:
     server = retrying_server()
     try:
-        result = run_with_stderr_on_a_terminal("-o json pets list", server.base_url)
+        result = run("-o json pets list", base_url=server.base_url, stderr_terminal=True)
     finally:
         server.close()
     assert (result.returncode, result.stdout) == (0, "[]\n")
@@ -1058,9 +1070,10 @@ def test_each_retry_is_a_line_on_stderr_when_it_is_a_terminal() -> None:
         f"retrying GET {server.base_url}/pets in 0.4 s after 503 (attempt 2 of 3)"
     ]
     assert len(server.requests) == 2
+    assert clock.slept == [0.4]  # the wait the line announced
 
 
-def test_retries_add_nothing_to_stderr_when_it_is_not_a_terminal() -> None:
+def test_retries_add_nothing_to_stderr_when_it_is_not_a_terminal(clock: VirtualClock) -> None:
     server = retrying_server()
     try:
         result = run("-o json pets list", base_url=server.base_url)
@@ -1069,6 +1082,7 @@ def test_retries_add_nothing_to_stderr_when_it_is_not_a_terminal() -> None:
 
     assert (result.returncode, result.stdout, result.stderr) == (0, "[]\n", "")
     assert len(server.requests) == 2
+    assert clock.slept == [0.4]
 
 
 def test_an_answer_past_max_response_bytes_is_an_api_error_with_its_own_code() -> None:
@@ -1085,22 +1099,25 @@ def test_an_answer_past_max_response_bytes_is_an_api_error_with_its_own_code() -
     assert (fits.returncode, fits.stdout, fits.stderr) == (0, "[]\n", "")
 
 
-@POSIX_ONLY
-def test_retry_lines_are_not_printed_twice_beside_the_sdk_log() -> None:
+def test_retry_lines_are_not_printed_twice_beside_the_sdk_log(clock: VirtualClock) -> None:
     server = retrying_server()
     try:
-        result = run_with_stderr_on_a_terminal(
-            "-o json pets list", server.base_url, ANIMALSTORE_LOG="info"
+        result = run(
+            "-o json pets list",
+            base_url=server.base_url,
+            stderr_terminal=True,
+            ANIMALSTORE_LOG="info",
         )
     finally:
         server.close()
+    assert clock.slept == [0.4]
     assert (result.returncode, result.stdout) == (0, "[]\n")
     [line] = [line for line in result.stderr_lines() if "retrying GET" in line]
     assert line.endswith(f"retrying GET {server.base_url}/pets in 0.4 s after 503 (attempt 2 of 3)")
 
 
 @POSIX_ONLY
-def test_mock_server_takes_a_key_and_misbehaves_as_told() -> None:
+def test_mock_server_takes_a_key_and_misbehaves_as_told(clock: VirtualClock) -> None:
     process = subprocess.Popen(
         [
             *DEFAULT_LAUNCHER,
@@ -1122,11 +1139,13 @@ def test_mock_server_takes_a_key_and_misbehaves_as_told() -> None:
         assert key_line == "export ANIMALSTORE_API_KEY=shell-key"
         base_url = url_line.partition("=")[2]
 
-        slow = run("--deadline 0.3 pets list", base_url=base_url, key="shell-key")
+        slow = run("--deadline 0.1 pets list", base_url=base_url, key="shell-key")
         assert slow.returncode == 3
         assert "deadline" in slow.stderr
+        assert clock.slept == []
         listed = run("--max-retries 2 pets list", base_url=base_url, key="shell-key")
         assert (listed.returncode, listed.json()) == (0, [])  # 2 x 503, then the list
+        assert clock.slept == [0.3, 0.3]  # retry-after 0.01, raised to the floor
         created = run("pets create --name Rex --category-id 3", base_url=base_url, key="shell-key")
         assert created.returncode == 3  # the answer was lost: unreachable, not resent
         listed = run("pets list", base_url=base_url, key="shell-key")
