@@ -18,7 +18,6 @@ are at the end.
 import os
 import time
 from collections.abc import Mapping
-from functools import cached_property
 from typing import TYPE_CHECKING, Any, Final, NoReturn, SupportsIndex, TypeVar
 
 import httpx
@@ -44,7 +43,13 @@ from animalstore_client._core.logging import configure_from_env
 from animalstore_client._core.models import Pet, PetStatus
 from animalstore_client._core.retries import Pause
 from animalstore_client._core.types import NOT_GIVEN, NotGiven, PetStatusLiteral
-from animalstore_client._raw import RawView, deprecated_raw, raw_async_method, raw_method
+from animalstore_client._raw import (
+    RawView,
+    cached_view,
+    deprecated_raw,
+    raw_async_method,
+    raw_method,
+)
 
 __all__ = ["AsyncClient", "AsyncRawResponses", "Client", "RawResponses"]
 
@@ -510,9 +515,11 @@ class Client(_BaseClient):
             )
         )
 
-    @cached_property
+    # An attribute's docstring, as a property's is (ruff exempts only those of the decorators
+    # it knows from the imperative mood).
+    @cached_view
     def with_raw_response(self) -> "RawResponses":
-        """The same methods, returning an ``APIResponse`` (status, headers, ``.parse()``)."""
+        """The same methods, returning an ``APIResponse`` (status, headers, ``.parse()``)."""  # noqa: D401
         return RawResponses(self)
 
     def close(self) -> None:
@@ -791,9 +798,11 @@ class AsyncClient(_BaseClient):
             )
         )
 
-    @cached_property
+    # An attribute's docstring, as a property's is (ruff exempts only those of the decorators
+    # it knows from the imperative mood).
+    @cached_view
     def with_raw_response(self) -> "AsyncRawResponses":
-        """The same methods, returning an ``APIResponse`` (status, headers, ``.parse()``)."""
+        """The same methods, returning an ``APIResponse`` (status, headers, ``.parse()``)."""  # noqa: D401
         return AsyncRawResponses(self)
 
     async def aclose(self) -> None:

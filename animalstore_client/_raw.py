@@ -31,11 +31,12 @@ from typing_extensions import ParamSpec, deprecated
 
 from animalstore_client._core.response import APIResponse
 
-__all__ = ["RawView", "deprecated_raw", "raw_async_method", "raw_method"]
+__all__ = ["RawView", "cached_view", "deprecated_raw", "raw_async_method", "raw_method"]
 
 P = ParamSpec("P")
 R = TypeVar("R")
 T = TypeVar("T")
+V = TypeVar("V", bound="RawView")
 
 
 class _Client(Protocol):
@@ -84,6 +85,42 @@ def _uncopyable(view: RawView) -> TypeError:
         f"{type(view).__name__} objects cannot be copied or pickled; read the "
         "with_raw_response of the client to call (one of client.with_options() has its own)"
     )
+
+
+class cached_view(Generic[V]):
+    """A client's ``with_raw_response``: ``functools.cached_property``, readable from the class.
+
+    Read from a client, it makes the client's view on first read and keeps it in the client's
+    ``__dict__``, where later reads find it first: one view per client. Read from the class, it
+    is the view's class, not the descriptor, so that
+    ``unittest.mock.create_autospec(Client, instance=True).with_raw_response`` has the view's
+    methods, with their signatures (autospec reads each attribute from the class; a
+    ``cached_property`` read there is itself, which has none of them).
+
+    Args:
+        make: the client's method that makes its view; its return annotation is the view's
+            class.
+
+    Attributes:
+        func: ``make``.
+    """
+
+    def __init__(self, make: Callable[[Any], V]) -> None:
+        self.func = make
+        self.__doc__ = make.__doc__
+
+    @overload
+    def __get__(self, client: None, owner: type[Any]) -> type[V]: ...
+    @overload
+    def __get__(self, client: object, owner: type[Any] | None = None) -> V: ...
+    def __get__(self, client: object, owner: type[Any] | None = None) -> V | type[V]:
+        """Return the client's view, made on first read; read from the class, its class."""
+        if client is None:
+            view_class: type[V] = get_type_hints(self.func)["return"]
+            return view_class
+        view = self.func(client)
+        vars(client)[self.func.__name__] = view
+        return view
 
 
 if TYPE_CHECKING:

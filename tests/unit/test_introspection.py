@@ -35,6 +35,7 @@ from animalstore_client import (
     Pet,
     RawResponses,
 )
+from animalstore_client._raw import RawView, cached_view
 from animalstore_client.testing import ClientSettings, FakeAnimalStore, FakeTransport
 from tests.contract.operations import METHOD_NAMES
 
@@ -135,6 +136,63 @@ def test_an_autospec_of_async_client_has_awaitable_methods() -> None:
     assert not isinstance(sync_mock.list_pets, unittest.mock.AsyncMock)
 
 
+def test_an_autospec_of_either_client_has_the_raw_views_methods() -> None:
+    # autospec reads each attribute from the class: a functools.cached_property read there is
+    # itself, so `with_raw_response.list_pets` was an AttributeError on the mock.
+    mock = unittest.mock.create_autospec(Client, instance=True)
+    mock.with_raw_response.list_pets.return_value.status_code = 200
+
+    assert mock.with_raw_response.list_pets(limit=5).status_code == 200
+    mock.with_raw_response.list_pets.assert_called_once_with(limit=5)
+    assert not isinstance(mock.with_raw_response.list_pets, unittest.mock.AsyncMock)
+    for name in METHOD_NAMES:
+        shown = inspect.signature(getattr(mock.with_raw_response, name))
+        assert shown == inspect.signature(getattr(Client(api_key="k" * 8).with_raw_response, name))
+    with pytest.raises(TypeError):
+        mock.with_raw_response.list_pets(5)  # the real signature: keyword-only
+    with pytest.raises(AttributeError):
+        mock.with_raw_response.delete_pet  # noqa: B018 - only what the view has
+    assert isinstance(mock.with_raw_response, RawResponses)
+
+    async_mock = unittest.mock.create_autospec(AsyncClient, instance=True)
+
+    async def use() -> None:
+        await async_mock.with_raw_response.list_pets(status="sold")
+        await async_mock.with_raw_response.create_pet(name="Rex", category_id=3)
+
+    asyncio.run(use())
+    for name in METHOD_NAMES:
+        assert isinstance(getattr(async_mock.with_raw_response, name), unittest.mock.AsyncMock)
+    async_mock.with_raw_response.list_pets.assert_awaited_once_with(status="sold")
+    async_mock.with_raw_response.create_pet.assert_awaited_once_with(name="Rex", category_id=3)
+    assert isinstance(async_mock.with_raw_response, AsyncRawResponses)
+
+
+@pytest.mark.parametrize(
+    ("cls", "view"), [(Client, RawResponses), (AsyncClient, AsyncRawResponses)]
+)
+def test_with_raw_response_is_made_once_per_client_and_read_from_the_class_is_its_class(
+    cls: type[Client | AsyncClient], view: type[RawView]
+) -> None:
+    client = cls(api_key="k" * 8)
+    first = client.with_raw_response
+    assert type(first) is view
+    assert client.with_raw_response is first
+    assert vars(client)["with_raw_response"] is first
+    copy = client.with_options(max_retries=0)
+    assert copy.with_raw_response is not first
+    assert copy.with_raw_response is copy.with_raw_response
+    assert cls(api_key="k" * 8).with_raw_response is not first
+    assert cls.with_raw_response is view
+    assert typing.get_type_hints(inspect.getattr_static(cls, "with_raw_response").func) == {
+        "return": view
+    }
+    text = pydoc.plain(pydoc.render_doc(cls))
+    assert f"with_raw_response = <class 'animalstore_client.{view.__name__}'>" in text
+    del client.with_raw_response  # as with cached_property: the next read makes another
+    assert client.with_raw_response is not first
+
+
 @pytest.mark.parametrize(
     ("cls", "http"), [(Client, "httpx.Client"), (AsyncClient, "httpx.AsyncClient")]
 )
@@ -182,7 +240,7 @@ def annotated() -> Iterator[tuple[str, object]]:
                     member = member.__func__
                 elif isinstance(member, property):
                     member = member.fget
-                elif isinstance(member, functools.cached_property):
+                elif isinstance(member, (functools.cached_property, cached_view)):
                     member = member.func
                 if inspect.isfunction(member):
                     yield f"{name}.{member_name}", member
