@@ -15,6 +15,7 @@ from collections.abc import Callable
 from typing import Any
 
 import animalstore_client as sdk  # the command line is a user of the public API
+from animalstore_client._core.display import ABSENT  # shown as in a notebook's table
 
 __all__ = ["OUTPUT_FORMATS", "error_json", "json_line", "print_error", "print_result"]
 
@@ -150,7 +151,7 @@ def _error(code: str, message: str, status: int | None) -> dict[str, Any]:
 def _table(pets: list[sdk.Pet]) -> str:
     rows = [_COLUMNS]
     for pet in pets:
-        status = "-" if pet.status is None else str(pet.status)
+        status = ABSENT if pet.status is None else str(pet.status)
         rows.append((str(pet.id), _printable(pet.name), str(pet.category_id), _printable(status)))
     widths = [max(_width(row[column]) for row in rows) for column in range(len(_COLUMNS))]
     lines = []

@@ -2,7 +2,8 @@
 
 A model or a list of them is one table whose columns are the Python attribute names, as
 ``to_dict(use_api_names=False)`` writes them; an error is a table of its fields. Every value is
-escaped, since names and messages come from the service.
+escaped, since names and messages come from the service. A value that is absent (``None``: a
+pet without a status, an error without a request id) is ``-``, as in the command line's table.
 """
 
 from __future__ import annotations
@@ -13,11 +14,17 @@ from typing import Any
 
 import attrs
 
-__all__ = ["html_fields", "html_table"]
+__all__ = ["ABSENT", "html_fields", "html_table"]
+
+
+#: What an absent value shows as: a mark for "none", as the command line's table writes it,
+#: rather than Python's word for it.
+ABSENT = "-"
 
 
 def _cell(value: object) -> str:
-    return f"<td>{html.escape(str(value))}</td>"  # a PetStatus's str() is its value
+    text = ABSENT if value is None else str(value)  # a PetStatus's str() is its value
+    return f"<td>{html.escape(text)}</td>"
 
 
 def html_table(rows: Sequence[Any], model: type) -> str:

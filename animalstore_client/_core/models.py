@@ -8,7 +8,7 @@ The wire format (``categoryId`` and so on) is handled by the one converter in ``
 from __future__ import annotations
 
 import enum
-from typing import Any
+from typing import Any, SupportsIndex, TypeVar, cast, overload
 
 from attrs import frozen
 from typing_extensions import Self
@@ -17,6 +17,8 @@ from animalstore_client._core.converter import plain_row, structure, unstructure
 from animalstore_client._core.safe_repr import tolerant_repr
 
 __all__ = ["Error", "NewPet", "Pet", "PetList", "PetStatus"]
+
+_T = TypeVar("_T")
 
 
 class PetStatus(str, enum.Enum):
@@ -119,17 +121,69 @@ class Pet(_WireModel):
 class PetList(list[Pet]):
     """What ``list_pets`` returns: a plain ``list`` of ``Pet`` that Jupyter shows as one table.
 
-    Type checkers see ``list[Pet]``; it compares equal to a plain list of the same pets, and
-    slicing or copying it gives a plain ``list``.
+    Type checkers see ``list[Pet]``; it compares equal to a plain list of the same pets. What
+    is made from it stays a ``PetList``, and shows as a table too: a slice (``pets[:3]``), a
+    copy, ``pets * 2``, and ``pets + others`` or ``others + pets`` when ``others`` is a list
+    of pets (with anything else in it, the result is a plain ``list``).
     """
 
     __slots__ = ()
+
+    @overload
+    def __getitem__(self, index: SupportsIndex, /) -> Pet: ...
+
+    @overload
+    def __getitem__(self, index: slice, /) -> PetList: ...
+
+    def __getitem__(self, index: SupportsIndex | slice, /) -> Pet | PetList:
+        """Return the pet at ``index``, or a slice of them as a ``PetList``."""
+        if isinstance(index, slice):
+            return PetList(super().__getitem__(index))
+        return super().__getitem__(index)
+
+    @overload
+    def __add__(self, other: list[Pet], /) -> PetList: ...
+
+    @overload
+    def __add__(self, other: list[_T], /) -> list[_T | Pet]: ...
+
+    def __add__(self, other: list[Any], /) -> list[Any]:
+        """Return the pets, then ``other``'s: a ``PetList`` if ``other`` holds only pets."""
+        joined = super().__add__(other)
+        return PetList(joined) if _all_pets(other) else joined
+
+    def __radd__(self, other: object, /) -> list[Any]:
+        """Return ``other``'s items, then the pets: a ``PetList`` if ``other`` holds only pets.
+
+        Python asks a subclass of ``list`` on the right first, so ``[pet] + pets`` comes here.
+        """
+        if not isinstance(other, list):
+            return NotImplemented
+        items: list[Any] = cast(Any, other)  # a list of unknown items, to pyright
+        joined = [*items, *self]
+        return PetList(joined) if _all_pets(items) else joined
+
+    def __mul__(self, times: SupportsIndex, /) -> PetList:
+        """Return the pets repeated ``times`` times, as a ``PetList``."""
+        return PetList(super().__mul__(times))
+
+    def __rmul__(self, times: SupportsIndex, /) -> PetList:
+        """Return the pets repeated ``times`` times, as a ``PetList`` (``2 * pets``)."""
+        return PetList(super().__rmul__(times))
+
+    def copy(self) -> PetList:
+        """Return a shallow copy, as a ``PetList``."""
+        return PetList(self)
 
     def _repr_html_(self) -> str:
         """Jupyter's rich display: one HTML table, a row per pet (its header alone when empty)."""
         from animalstore_client._core.display import html_table
 
         return html_table(self, Pet)
+
+
+def _all_pets(items: list[Any]) -> bool:
+    return all(isinstance(item, Pet) for item in items)
 
 
 @tolerant_repr

@@ -14,7 +14,7 @@ import pytest
 import respx
 
 import animalstore_client as sdk
-from animalstore_client import Client, Pet, PetStatus
+from animalstore_client import Client, Pet, PetList, PetStatus
 from animalstore_client._cli.output import (
     OutputError,
     error_json,
@@ -78,6 +78,20 @@ def test_a_table_aligns_by_the_columns_each_character_takes(
         " 5  \u732b" + " " * 13 + "6  -",
         "",
     ]
+
+
+def test_a_missing_status_is_the_same_mark_in_the_table_and_in_a_notebook(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    tom = Pet(8, "Tom", 4)
+
+    table = printed(monkeypatch, [tom], "table", terminal=True)
+
+    assert table == b"id  name  category  status\n 8  Tom          4  -\n"
+    assert tom._repr_html_().endswith(
+        "<td>8</td><td>Tom</td><td>4</td><td>-</td></tr></tbody></table>"
+    )
+    assert PetList([tom])._repr_html_().endswith("<td>-</td></tr></tbody></table>")
 
 
 def test_a_table_on_a_terminal_that_cannot_show_a_character_shows_a_question_mark(

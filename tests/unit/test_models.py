@@ -415,12 +415,10 @@ def test_a_pet_list_is_a_plain_list_that_shows_as_one_table() -> None:
     assert isinstance(pets, list)
     assert pets == [PET, PET_NO_STATUS]
     assert repr(pets) == repr([PET, PET_NO_STATUS])
-    assert type(pets[:1]) is list
     html = pets._repr_html_()
     assert html is not None
     assert html.count("<tr>") == 3  # the header and one row per pet
     assert "<td>Tom</td>" in html
-    assert "<td>None</td>" in html
     assert PetList()._repr_html_() == (  # an empty result is still a table, with no rows
         "<table><thead><tr><th>id</th><th>name</th><th>category_id</th><th>status</th></tr>"
         "</thead><tbody></tbody></table>"
@@ -428,6 +426,58 @@ def test_a_pet_list_is_a_plain_list_that_shows_as_one_table() -> None:
     restored = pickle.loads(pickle.dumps(pets))
     assert type(restored) is PetList
     assert restored == pets
+
+
+HEAD = "<table><thead><tr><th>id</th><th>name</th><th>category_id</th><th>status</th></tr></thead>"
+ROW_REX = "<tr><td>7</td><td>Rex</td><td>3</td><td>available</td></tr>"
+ROW_TOM = "<tr><td>8</td><td>Tom</td><td>4</td><td>-</td></tr>"
+
+
+def test_a_slice_of_a_pet_list_and_pet_lists_joined_are_tables_too() -> None:
+    pets = PetList([PET, PET_NO_STATUS])
+
+    made: dict[str, list[Pet]] = {
+        "pets[:1]": pets[:1],
+        "pets[::-1]": pets[::-1],
+        "pets + pets": pets + pets,
+        "pets + [pet]": pets + [PET],  # noqa: RUF005 (concatenation is the point)
+        "[pet] + pets": [PET] + pets,  # noqa: RUF005
+        "pets * 2": pets * 2,
+        "2 * pets": 2 * pets,
+        "pets.copy()": pets.copy(),
+    }
+
+    assert {name: type(value) for name, value in made.items()} == dict.fromkeys(made, PetList)
+    assert pets[:1]._repr_html_() == f"{HEAD}<tbody>{ROW_REX}</tbody></table>"
+    assert pets[::-1]._repr_html_() == f"{HEAD}<tbody>{ROW_TOM}{ROW_REX}</tbody></table>"
+    assert (pets + pets)._repr_html_() == (
+        f"{HEAD}<tbody>{ROW_REX}{ROW_TOM}{ROW_REX}{ROW_TOM}</tbody></table>"
+    )
+    assert made["[pet] + pets"] == [PET, PET, PET_NO_STATUS]
+    assert pets[1] is PET_NO_STATUS
+    assert pets == [PET, PET_NO_STATUS]  # none of it changed the list
+
+
+def test_joined_with_anything_but_pets_a_pet_list_gives_a_plain_list() -> None:
+    pets = PetList([PET])
+
+    mixed: list[object] = [1]
+
+    assert type(pets + mixed) is list
+    assert type(mixed + pets) is list
+    assert pets + mixed == [PET, 1]
+    assert mixed + pets == [1, PET]
+    with pytest.raises(TypeError):
+        _ = (1,) + pets  # noqa: RUF005
+
+
+def test_an_absent_value_shows_as_a_dash_in_a_table_not_as_none() -> None:
+    # As the command line's table shows it: "None" is Python's word, not the data's.
+    assert PET_NO_STATUS._repr_html_() == f"{HEAD}<tbody>{ROW_TOM}</tbody></table>"
+    assert NewPet("Tom", 4)._repr_html_() == (
+        "<table><thead><tr><th>name</th><th>category_id</th><th>status</th></tr></thead>"
+        "<tbody><tr><td>Tom</td><td>4</td><td>-</td></tr></tbody></table>"
+    )
 
 
 def test_structuring_a_pet_list_checks_it_as_a_list_of_pets() -> None:
