@@ -29,6 +29,7 @@ from animalstore_client._core.wire import (
     RequestView,
     SendFailure,
     kind_of,
+    transfer_coding_refused,
 )
 
 __all__ = ["AsyncHttpxSender", "Family", "SyncHttpxSender", "family"]
@@ -44,6 +45,7 @@ class Family:
     __slots__ = (
         "failures",
         "lib",
+        "protocol_error",
         "request_error",
         "status_error",
         "timeout_error",
@@ -53,6 +55,7 @@ class Family:
     def __init__(self, lib: ModuleType) -> None:
         self.lib = lib
         self.request_error: type[Exception] = lib.RequestError
+        self.protocol_error: type[Exception] = lib.RemoteProtocolError
         self.status_error: type[Exception] = lib.HTTPStatusError
         self.timeout_error: type[Exception] = lib.TimeoutException
         #: Any other error (``DecodingError``, ``UnsupportedProtocol``, ``ProxyError`` ...) is
@@ -103,6 +106,8 @@ class Family:
 
     def classify(self, exc: Exception, request: Request, built: Any) -> SendFailure:
         """Return what an error of the library says about the attempt, without keeping it."""
+        if isinstance(exc, self.protocol_error) and str(exc) in _H11_TRANSFER_CODINGS:
+            return transfer_coding_refused(_view(request, built))
         failure = kind_of(exc, self.failures)
         if failure is Failure.NOT_SENT and _hung_up_after_sending(exc):
             failure = Failure.MAYBE_SENT
@@ -135,6 +140,13 @@ class Family:
             native=native,
             signals=signals,
         )
+
+
+#: What h11 says of an answer's ``Transfer-Encoding`` other than ``chunked`` alone, which it
+#: refuses before the headers reach the SDK: the SDK's own refusal of it, as on aiohttp.
+_H11_TRANSFER_CODINGS = frozenset(
+    {"Only Transfer-Encoding: chunked is supported", "multiple Transfer-Encoding headers"}
+)
 
 
 def _url_parser(lib: ModuleType) -> Any:

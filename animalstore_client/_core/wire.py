@@ -45,6 +45,7 @@ from animalstore_client._core.safe_repr import tolerant_repr
 
 __all__ = [
     "REDACTED",
+    "TRANSFER_CODING_REFUSAL",
     "Answer",
     "AsyncSender",
     "BodyReader",
@@ -59,6 +60,7 @@ __all__ = [
     "kind_of",
     "redacted",
     "response_view",
+    "transfer_coding_refused",
 ]
 
 #: What stands for the ``Authorization`` value in every request view an exception carries, and
@@ -317,6 +319,38 @@ def deadline_passed(request: Request, view: RequestView, wait: float = 0.0) -> S
     )
 
 
+#: Why an answer in a transfer coding other than ``chunked`` alone is refused, on every
+#: backend: h11 (under httpx and httpx2) refuses it before handing over the headers, where
+#: aiohttp would follow the chunks and hand over what they hold still coded (``gzip,
+#: chunked``), so the SDK refuses it on aiohttp itself, in these same words (``BodyReader``).
+TRANSFER_CODING_REFUSAL = (
+    "the response's Transfer-Encoding is not chunked alone, the only transfer coding the SDK "
+    "reads (RFC 9112, section 6); a server compresses a body with Content-Encoding"
+)
+
+
+def transfer_coding_refused(view: RequestView) -> SendFailure:
+    """Return the outcome of an answer in a transfer coding the SDK refuses: fatal, not retried.
+
+    Args:
+        view: the request, as an exception may keep it.
+
+    Returns:
+        The failure, with ``TRANSFER_CODING_REFUSAL`` as its detail.
+    """
+    return SendFailure(Failure.FATAL, TRANSFER_CODING_REFUSAL, timeout=False, view=view)
+
+
+def _chunked_alone(transfer: Sequence[bytes]) -> bool:
+    """Whether an answer's ``Transfer-Encoding`` headers say ``chunked`` and nothing else.
+
+    One header, whose value is ``chunked`` in any case, with spaces or tabs around it: what h11
+    reads. (RFC 9112 lets a response stack codings before ``chunked``, which neither h11 nor
+    aiohttp decodes.)
+    """
+    return len(transfer) == 1 and transfer[0].strip(b" \t").lower() == b"chunked"
+
+
 #: What a backend says of an answer's status line and headers when asked: the headers as
 #: received (bytes pairs, a value may be any byte), the reason phrase and the protocol.
 Details = tuple[Sequence[tuple[bytes, bytes]], str, bytes]
@@ -536,7 +570,8 @@ class BodyReader:
     even in an attempt its caller gave up on. The cap counts the decoded bytes; the coded ones,
     as they travelled, stop at ``coded_limit`` of the cap (twice it plus 64 KiB), which only a
     body that decodes to little or nothing reaches. A body in a coding the SDK did not ask
-    for, or in too many, is not read at all (``refusal``).
+    for, or in too many, is not read at all (``refusal``), and neither is one in a transfer
+    coding other than ``chunked`` alone (``TRANSFER_CODING_REFUSAL``).
 
     A body surely fits when it is neither encoded nor chunked and its ``Content-Length`` is
     within the cap: the HTTP libraries then read exactly that length (h11 fails on a longer
@@ -570,7 +605,8 @@ class BodyReader:
         self._body = _Body(request, view)
         length: bytes | None = None
         encodings: list[bytes] = []
-        chunked = signals = False
+        transfer: list[bytes] = []
+        signals = False
         # One pass over the raw pairs: a fraction of what four lookups in a library's
         # case-insensitive headers cost, on every call.
         for name, value in raw_headers:
@@ -580,31 +616,35 @@ class BodyReader:
             elif name == b"content-encoding":
                 encodings.append(value)
             elif name == b"transfer-encoding":
-                chunked = True
+                transfer.append(value)
             elif name in _SIGNALS:
                 signals = True
-        cap = request.max_bytes
-        #: Whether to read the body the library's plain way.
-        self.plain: bool = (
-            request.ends is None
-            and not encodings
-            and (
-                cap is None
-                or (not chunked and length is not None and length.isdigit() and int(length) <= cap)
-            )
-        )
-        #: Whether the answer carries a ``Deprecation`` or ``Sunset`` header.
-        self.signals: bool = signals
-        #: Why the body must not be read at all (a coding the SDK did not ask for), if so.
+        #: Why the body must not be read at all (a transfer coding or a content coding the SDK
+        #: does not read), if so.
         self.refusal: SendFailure | None = None
         self._decoder: Decoder | None = None
         stack = codings(encodings) if encodings else None
-        if stack:
+        if transfer and not _chunked_alone(transfer):
+            self.refusal = transfer_coding_refused(view())
+        elif stack:
             reason = refusal(stack)
             if reason is None:
                 self._decoder = Decoder(stack, self._body.keep)
             else:
                 self.refusal = SendFailure(Failure.FATAL, reason, timeout=False, view=view())
+        cap = request.max_bytes
+        #: Whether to read the body the library's plain way.
+        self.plain: bool = (
+            request.ends is None
+            and not encodings
+            and self.refusal is None
+            and (
+                cap is None
+                or (not transfer and length is not None and length.isdigit() and int(length) <= cap)
+            )
+        )
+        #: Whether the answer carries a ``Deprecation`` or ``Sunset`` header.
+        self.signals: bool = signals
         self._feed = self._body.keep if self._decoder is None else self._decoder.feed
         self._travelled = 0
         self._limit = None if cap is None else coded_limit(cap)

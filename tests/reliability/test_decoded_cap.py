@@ -3,7 +3,8 @@
 ``max_response_bytes`` is what the body may hold once decoded, whatever its coding adds on the
 wire; the body as it travelled may hold twice the cap plus 64 KiB (``coded_limit``), which only
 a body that decodes to little or nothing reaches. Exact sizes, over real sockets, on the five
-backends.
+backends. And a body in a transfer coding other than ``chunked`` alone (``Transfer-Encoding:
+gzip, chunked``) is refused alike on all five, never handed to the JSON parser.
 """
 
 from __future__ import annotations
@@ -17,10 +18,11 @@ from collections.abc import Callable
 
 import pytest
 
-from animalstore_client import Pet, ResponseTooLargeError
+from animalstore_client import APIConnectionError, Pet, ResponseTooLargeError
 from animalstore_client._core.decoding import coded_limit
-from tests.reliability.conftest import Api
-from tests.reliability.faultserver import FaultServer, Reply
+from tests.conftest import VirtualClock
+from tests.reliability.conftest import PET, Api
+from tests.reliability.faultserver import FaultServer, Raw, Reply
 
 CAP = 1000
 GZIP = [("Content-Encoding", "gzip")]
@@ -112,3 +114,55 @@ def test_coded_bytes_are_read_up_to_their_bound_and_refused_past_it(
         "reading stopped there"
     )
     assert len(server.requests) == 2
+
+
+def chunked(body: bytes) -> bytes:
+    return b"%x\r\n%s\r\n0\r\n\r\n" % (len(body), body)
+
+
+GZIPPED = gzip_member(b"[]")
+#: Answers in a transfer coding other than ``chunked`` alone: the head's ``Transfer-Encoding``
+#: headers, and the body as it goes on the wire.
+REFUSED_TRANSFER_CODINGS = {
+    "gzip, chunked": (b"Transfer-Encoding: gzip, chunked", chunked(GZIPPED)),
+    "GZIP,Chunked": (b"Transfer-Encoding: GZIP,Chunked", chunked(GZIPPED)),
+    "chunked, gzip": (b"Transfer-Encoding: chunked, gzip", chunked(GZIPPED)),
+    "gzip": (b"Transfer-Encoding: gzip", GZIPPED),
+    "identity": (b"Transfer-Encoding: identity", b"[]"),
+    "chunked, chunked": (b"Transfer-Encoding: chunked, chunked", chunked(chunked(b"[]"))),
+    "chunked twice": (b"Transfer-Encoding: chunked\r\nTransfer-Encoding: chunked", chunked(b"[]")),
+}
+
+
+@pytest.mark.parametrize("coding", list(REFUSED_TRANSFER_CODINGS))
+def test_a_transfer_coding_other_than_chunked_alone_is_refused_alike_and_not_retried(
+    make_client: Callable[..., Api], server: FaultServer, clock: VirtualClock, coding: str
+) -> None:
+    headers, body = REFUSED_TRANSFER_CODINGS[coding]
+    head = b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n" + headers + b"\r\n\r\n"
+    server.script(Raw(head + body), Raw(head + body))
+    client = make_client(server, max_retries=1)
+
+    with pytest.raises(APIConnectionError) as caught:
+        client.list_pets()
+
+    assert type(caught.value) is APIConnectionError
+    assert str(caught.value) == (
+        f"GET {server.base_url}/pets failed: the response's Transfer-Encoding is not chunked "
+        "alone, the only transfer coding the SDK reads (RFC 9112, section 6); a server "
+        "compresses a body with Content-Encoding"
+    )
+    assert len(server.requests) == 1  # the same answer would come again
+    assert clock.slept == []
+
+
+@pytest.mark.parametrize("value", [b"chunked", b"Chunked", b" \tCHUNKED "])
+def test_chunked_alone_in_any_case_and_spacing_is_read(
+    make_client: Callable[..., Api], server: FaultServer, value: bytes
+) -> None:
+    payload = json.dumps([PET]).encode()
+    head = b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nTransfer-Encoding: %s\r\n\r\n"
+    server.script(Raw(head % value + chunked(payload)))
+    client = make_client(server, max_retries=0, max_response_bytes=None)
+
+    assert client.list_pets() == [Pet.from_dict(PET)]

@@ -21,7 +21,13 @@ import pytest
 
 from animalstore_client import AsyncClient, Client, ResponseTooLargeError
 from animalstore_client._core.decoding import coded_limit
-from animalstore_client._core.wire import BodyReader, Failure, Request, RequestView
+from animalstore_client._core.wire import (
+    TRANSFER_CODING_REFUSAL,
+    BodyReader,
+    Failure,
+    Request,
+    RequestView,
+)
 from tests.conftest import API_KEY, BASE_URL
 
 
@@ -48,6 +54,35 @@ def test_only_a_body_that_surely_fits_is_read_plainly(
     headers: list[tuple[bytes, bytes]], plain: bool
 ) -> None:
     assert reader(*headers).plain is plain
+
+
+@pytest.mark.parametrize(
+    "headers",
+    [
+        [(b"Transfer-Encoding", b"gzip, chunked")],
+        [(b"Transfer-Encoding", b"gzip")],
+        [(b"Transfer-Encoding", b"chunked"), (b"Transfer-Encoding", b"chunked")],
+    ],
+    ids=["gzip-chunked", "gzip", "twice"],
+)
+@pytest.mark.parametrize("cap", [1000, None])
+def test_a_transfer_coding_other_than_chunked_alone_is_refused_unread(
+    headers: list[tuple[bytes, bytes]], cap: int | None
+) -> None:
+    refused = reader(*headers, cap=cap)
+
+    assert refused.refusal is not None
+    assert (refused.refusal.failure, refused.refusal.detail) == (
+        Failure.FATAL,
+        TRANSFER_CODING_REFUSAL,
+    )
+    assert refused.plain is False  # not even without a cap, where chunked alone is plain
+
+
+@pytest.mark.parametrize("value", [b"chunked", b"CHUNKED", b" \tChunked\t"])
+def test_chunked_alone_is_read(value: bytes) -> None:
+    assert reader((b"Transfer-Encoding", value)).refusal is None
+    assert reader((b"Transfer-Encoding", value), cap=None).plain is True
 
 
 def test_no_cap_reads_plainly_and_a_deadline_never_does() -> None:
