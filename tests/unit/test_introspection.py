@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import importlib
 import inspect
 import pydoc
 import re
@@ -17,6 +18,7 @@ import typing
 import unittest.mock
 from collections.abc import Callable, Iterator
 from datetime import datetime
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -281,3 +283,20 @@ def test_the_names_once_imported_for_type_checkers_only_resolve_to_the_real_type
         "store": FakeAnimalStore,
         "return": type(None),
     }
+
+
+def test_the_readme_says_what_list_pets_returns_at_run_time_and_to_type_checkers() -> None:
+    readme = Path(__file__).resolve().parents[2] / "README.md"
+    text = " ".join(readme.read_text(encoding="utf-8").split())
+    with FakeAnimalStore().client() as client:
+        returned = type(client.list_pets())
+    # mypy names a class by the module that defines it, not by `__module__` (the package's, at
+    # run time: see `_exports.publish`).
+    models = importlib.import_module("animalstore_client._core.models")
+
+    assert typing.get_type_hints(Client.list_pets)["return"] == list[Pet]
+    assert typing.get_type_hints(AsyncClient.list_pets)["return"] == list[Pet]
+    assert f"(a `{returned.__name__}` at run time," in text
+    assert "typed `list[Pet]`, whose `Pet` mypy's `reveal_type` names by its module," in text
+    assert f"by its module, `{models.__name__.removeprefix('animalstore_client.')}`;" in text
+    assert models.Pet is Pet
