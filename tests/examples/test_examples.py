@@ -17,6 +17,7 @@ import importlib.metadata
 import importlib.util
 import os
 import re
+import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -24,6 +25,7 @@ from pathlib import Path
 import nbformat
 import pytest
 
+from animalstore_client import Pet
 from animalstore_client.testing import FakeAnimalStore
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
@@ -231,6 +233,53 @@ def test_where_get_pet_is_flagged_the_settings_that_make_type_checkers_say_so_ar
         "deprecated` (`--strict` leaves it off), pyright in strict mode or with "
         "`reportDeprecated`"
     ) in text
+
+
+def test_the_testing_page_says_how_each_mocking_tool_meets_the_sdk() -> None:
+    text = " ".join((REPO_ROOT / "docs" / "testing.md").read_text(encoding="utf-8").split())
+    section = text.split("## respx, pytest-httpx, vcrpy and Prism", 1)[1]
+
+    for said in [
+        "they see the SDK's default backend only",
+        "A client on aiohttp (`http_client=DefaultAioHttpClient()`) or httpx2 sends its requests "
+        "past them",
+        '`filter_headers=["authorization"]`',
+        "it leaves out the path of the document's `servers` (`/v1`)",
+        '`Client("any-key", base_url="http://127.0.0.1:4010")`',
+        "**aioresponses** does not work with aiohttp 3.14",
+        "https://github.com/pnuckowski/aioresponses/issues/289",
+    ]:
+        assert said in section, said
+
+
+def test_respx_sees_the_default_backend_and_not_aiohttp() -> None:
+    import respx
+
+    from animalstore_client import APIConnectionError, AsyncClient, DefaultAioHttpClient
+
+    async def list_pets(base_url: str, *, aiohttp: bool = False) -> list[Pet]:
+        if aiohttp:
+            async with (
+                DefaultAioHttpClient() as http,
+                AsyncClient(
+                    "test-key", base_url=base_url, http_client=http, max_retries=0
+                ) as client,
+            ):
+                return await client.list_pets()
+        async with AsyncClient("test-key", base_url=base_url, max_retries=0) as client:
+            return await client.list_pets()
+
+    with socket.socket() as probe:  # a port nothing listens on
+        probe.bind(("127.0.0.1", 0))
+        root = f"http://127.0.0.1:{probe.getsockname()[1]}"
+    # An address like Prism's: the document's paths at the root, no /v1.
+    with respx.mock(base_url=root) as mock:
+        route = mock.get("/pets").respond(200, json=[{"id": 1, "name": "Rex", "categoryId": 3}])
+        assert asyncio.run(list_pets(root)) == [Pet(1, "Rex", 3)]
+        assert route.call_count == 1
+        with pytest.raises(APIConnectionError):  # refused: respx was not asked
+            asyncio.run(list_pets(root, aiohttp=True))
+        assert route.call_count == 1
 
 
 def test_every_expected_output_belongs_to_a_script() -> None:
