@@ -515,11 +515,9 @@ class Client(_BaseClient):
             )
         )
 
-    # An attribute's docstring, as a property's is (ruff exempts only those of the decorators
-    # it knows from the imperative mood).
     @cached_view
     def with_raw_response(self) -> "RawResponses":
-        """The same methods, returning an ``APIResponse`` (status, headers, ``.parse()``)."""  # noqa: D401
+        """The same methods, returning an ``APIResponse`` (status, headers, ``.parse()``)."""
         return RawResponses(self)
 
     def close(self) -> None:
@@ -798,11 +796,9 @@ class AsyncClient(_BaseClient):
             )
         )
 
-    # An attribute's docstring, as a property's is (ruff exempts only those of the decorators
-    # it knows from the imperative mood).
     @cached_view
     def with_raw_response(self) -> "AsyncRawResponses":
-        """The same methods, returning an ``APIResponse`` (status, headers, ``.parse()``)."""  # noqa: D401
+        """The same methods, returning an ``APIResponse`` (status, headers, ``.parse()``)."""
         return AsyncRawResponses(self)
 
     async def aclose(self) -> None:

@@ -1,4 +1,9 @@
-"""A griffe extension that makes the reference read as the API is used, from unchanged docstrings.
+"""Griffe extensions that make the reference read as the API is used, from unchanged docstrings.
+
+``CachedViewsAsProperties``: the clients' ``with_raw_response`` is made by the SDK's own
+descriptor (``cached_view``, which autospec can see through), read as an attribute like a
+``functools.cached_property``; griffe knows only the standard decorators, and would list it as
+a method.
 
 ``RestructuredTextAsMarkdown``: the docstrings, written for ``help()``, introduce code as
 reStructuredText does (``Example::`` and an indented block) and name methods with Sphinx roles
@@ -77,6 +82,30 @@ def markdown_from_rest(text: str) -> str:
         out.append(f"{prefix}```")
         index = end
     return "\n".join(out)
+
+
+#: The SDK's decorator that makes an attribute as ``functools.cached_property`` does.
+CACHED_VIEW = "animalstore_client._raw.cached_view"
+
+
+class CachedViewsAsProperties(griffe.Extension):
+    """Show a function decorated with ``cached_view`` as a cached property (see the module)."""
+
+    def on_function_instance(self, *, func: griffe.Function, **kwargs: Any) -> None:
+        """Put a cached property where griffe has just put the function, once it is made."""
+        if func.parent is None or not any(
+            decorator.callable_path == CACHED_VIEW for decorator in func.decorators
+        ):
+            return
+        attribute = griffe.Attribute(
+            func.name,
+            annotation=func.returns,
+            lineno=func.lineno,
+            endlineno=func.endlineno,
+            docstring=func.docstring,
+        )
+        attribute.labels |= {"cached", "property"}
+        func.parent.set_member(func.name, attribute)
 
 
 class RestructuredTextAsMarkdown(griffe.Extension):
