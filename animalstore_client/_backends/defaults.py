@@ -67,6 +67,26 @@ def import_extra(name: str, needed_by: str) -> Any:
         ) from exc
 
 
+class _Extra:
+    """An optional library as the factories' return annotations name it, imported when read.
+
+    ``typing.get_type_hints`` (sphinx-autodoc-typehints, typeguard, pydantic) evaluates
+    ``httpx2.Client`` at run time; the library is imported then, as calling the factory would,
+    and a missing one is the same ``ImportError`` with its install command.
+    """
+
+    def __init__(self, name: str) -> None:
+        self._name = name
+
+    def __getattr__(self, attribute: str) -> Any:
+        return getattr(import_extra(self._name, "the SDK's factory for it"), attribute)
+
+
+if not TYPE_CHECKING:
+    aiohttp = _Extra("aiohttp")
+    httpx2 = _Extra("httpx2")
+
+
 #: The default TLS context per (SSL_CERT_FILE, SSL_CERT_DIR): loading the CA bundle takes about
 #: 25 ms, which httpx pays for every client it builds. A context is safe to share.
 _ssl_contexts: dict[tuple[str, str | None, str | None], ssl.SSLContext] = {}

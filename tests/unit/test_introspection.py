@@ -21,7 +21,9 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+import aiohttp
 import httpx
+import httpx2
 import pytest
 from typing_extensions import ParamSpec, TypeVarTuple, Unpack
 
@@ -33,6 +35,9 @@ from animalstore_client import (
     AsyncClient,
     AsyncRawResponses,
     Client,
+    DefaultAioHttpClient,
+    DefaultAsyncHttpx2Client,
+    DefaultHttpx2Client,
     Error,
     Pet,
     RawResponses,
@@ -248,23 +253,8 @@ def annotated() -> Iterator[tuple[str, object]]:
                     yield f"{name}.{member_name}", member
 
 
-#: Return types naming httpx2 and aiohttp, imported for type checkers only (they are optional
-#: and imported when the factory is called): `_backends/defaults.py`, not yet resolved.
-_UNRESOLVED = {"DefaultAioHttpClient", "DefaultAsyncHttpx2Client", "DefaultHttpx2Client"}
-
-
 @pytest.mark.parametrize(
-    "member",
-    [
-        pytest.param(
-            member,
-            id=label,
-            marks=[pytest.mark.xfail(raises=NameError, strict=True)]
-            if label in _UNRESOLVED
-            else [],
-        )
-        for label, member in dict(annotated()).items()
-    ],
+    "member", [pytest.param(member, id=label) for label, member in dict(annotated()).items()]
 )
 def test_get_type_hints_resolves_every_public_annotation(member: Any) -> None:
     # What sphinx-autodoc-typehints, typeguard and pydantic call: a name imported only for
@@ -279,6 +269,10 @@ def test_the_names_once_imported_for_type_checkers_only_resolve_to_the_real_type
     hints = typing.get_type_hints(APIStatusError.__init__)
     assert hints["error"] == Error | None
     assert hints["response"] is httpx.Response
+    # The optional libraries the factories return, imported when their annotations are read.
+    assert typing.get_type_hints(DefaultHttpx2Client)["return"] is httpx2.Client
+    assert typing.get_type_hints(DefaultAsyncHttpx2Client)["return"] is httpx2.AsyncClient
+    assert typing.get_type_hints(DefaultAioHttpClient)["return"] is aiohttp.ClientSession
     assert typing.get_type_hints(FakeTransport.__init__) == {
         "store": FakeAnimalStore,
         "return": type(None),
