@@ -68,14 +68,29 @@ __all__ = [
 REDACTED = "[redacted]"
 
 
+#: The length from which a key is redacted wherever it occurs, inside words too. A shorter one
+#: (a test suite's ``k`` or ``test-key``) is redacted only where it stands as a word of its
+#: own: replaced inside words, it would garble the message (``k`` in "keyword"). Real keys are
+#: far longer, and no word holds one by chance.
+WHOLE_WORDS_BELOW = 16
+_BEARER = "Bearer "
+
+
 def redacted(text: str, key: str) -> str:
-    """Return ``text`` with every occurrence of ``key`` (and of ``Bearer <key>``) redacted.
+    """Return ``text`` with the key redacted wherever it may be the key.
 
     For a message the SDK takes from elsewhere (a library's error, a user's hook, auth or
     transport, the server's body) and puts into its own exception or log line. The key is
     also looked for as ``repr`` and JSON write it (a quote or backslash escaped), as a
     message quoting a header or a body would show it. Occurrences that overlap or touch make
-    one ``REDACTED``; so does ``Bearer <key>``.
+    one ``REDACTED``, none of them left in part.
+
+    A key of ``WHOLE_WORDS_BELOW`` (16) characters or more is redacted wherever it occurs,
+    ``Bearer <key>`` as one. A shorter one only where it stands as a word of its own: where the
+    occurrence (with those that overlap or touch it) has no letter, digit or underscore right
+    before or after it. So the key ``k`` leaves "keyword" as it is, and redacts ``'k'``, ``k=``
+    and the key of ``Bearer k`` (which stays ``Bearer [redacted]``: taking the word ``Bearer``
+    away too could leave an occurrence glued to it standing alone).
 
     Args:
         text: the message.
@@ -90,12 +105,19 @@ def redacted(text: str, key: str) -> str:
     if not any(form in text for form in forms):
         return text
     hidden = bytearray(len(text))  # 1 for each character of an occurrence
-    for form in forms:
-        for found in (f"Bearer {form}", form):
-            start = text.find(found)
-            while start != -1:
-                hidden[start : start + len(found)] = b"\x01" * len(found)
-                start = text.find(found, start + 1)
+    if len(key) < WHOLE_WORDS_BELOW:
+        # The forms' occurrences together: one form touching another is one run, whose
+        # neighbours decide for both.
+        found = sorted(span for form in forms for span in _occurrences(text, form))
+        for start, end in _runs(found):
+            if _stands_alone(text, start, end):
+                hidden[start:end] = b"\x01" * (end - start)
+    else:
+        for form in forms:
+            for start, end in _occurrences(text, form):
+                if text.endswith(_BEARER, 0, start):
+                    start -= len(_BEARER)
+                hidden[start:end] = b"\x01" * (end - start)
     pieces = []
     start = 0
     for secret, run in itertools.groupby(hidden):
@@ -103,6 +125,38 @@ def redacted(text: str, key: str) -> str:
         pieces.append(REDACTED if secret else text[start : start + length])
         start += length
     return "".join(pieces)
+
+
+def _occurrences(text: str, form: str) -> list[tuple[int, int]]:
+    """Return where ``form`` occurs in ``text``, as ``(start, end)``, each occurrence.
+
+    Overlapping ones included: a search that resumed after each match would miss an occurrence
+    that overlaps the one before (``abab`` at 2 in ``ababab``).
+    """
+    spans: list[tuple[int, int]] = []
+    start = text.find(form)
+    while start != -1:
+        spans.append((start, start + len(form)))
+        start = text.find(form, start + 1)
+    return spans
+
+
+def _runs(spans: Sequence[tuple[int, int]]) -> list[tuple[int, int]]:
+    """Return ``spans`` (sorted) merged into runs: spans that overlap or touch make one."""
+    runs: list[tuple[int, int]] = []
+    for start, end in spans:
+        if runs and start <= runs[-1][1]:
+            runs[-1] = (runs[-1][0], max(runs[-1][1], end))
+        else:
+            runs.append((start, end))
+    return runs
+
+
+def _stands_alone(text: str, start: int, end: int) -> bool:
+    """Whether ``text[start:end]`` has no letter, digit or underscore right before or after it."""
+    before = text[start - 1] if start else " "
+    after = text[end] if end < len(text) else " "
+    return not (before.isalnum() or before == "_" or after.isalnum() or after == "_")
 
 
 @tolerant_repr
