@@ -199,9 +199,11 @@ def sdk_debug_log() -> Iterator[None]:
 
 
 @walks_the_heap
-def test_no_object_holds_the_key_after_a_clients_calls_errors_and_close(
+def test_no_object_holds_the_key_after_a_clients_calls_errors_refusal_and_close(
     kind: str, aloop: asyncio.AbstractEventLoop, secret: Secret, sdk_debug_log: None
 ) -> None:
+    """Both of a backend's stories, then one walk (a walk costs most of a test): a client's
+    calls, errors and close against a server, and a client whose connection is refused."""
     with retry_floor(0.0):
         server = FaultServer().start()
         try:
@@ -210,6 +212,7 @@ def test_no_object_holds_the_key_after_a_clients_calls_errors_and_close(
         finally:
             server.close()
     del server
+    refused_on_backend(kind, aloop, secret.key())
 
     assert secret.holders() == []
 
@@ -257,16 +260,16 @@ def calls(api: Api, server: FaultServer) -> None:
     assert len(server.requests) == 6
 
 
-@walks_the_heap
-def test_no_object_holds_the_key_after_a_refused_connection(
-    kind: str, aloop: asyncio.AbstractEventLoop, secret: Secret, sdk_debug_log: None
-) -> None:
+def refused_on_backend(kind: str, aloop: asyncio.AbstractEventLoop, key: str) -> None:
+    """Make a client of ``kind`` with ``key``, call where nothing listens, close it and its
+    library's client."""
+
     async def make_http() -> Any:
         return http_client_of(kind)
 
     http = aloop.run_until_complete(make_http())
     base_url = f"http://127.0.0.1:{free_port()}/v1"
-    options: dict[str, Any] = {"api_key": secret.key(), "base_url": base_url, "http_client": http}
+    options: dict[str, Any] = {"api_key": key, "base_url": base_url, "http_client": http}
     client = Client(**options) if kind in SYNC_KINDS else AsyncClient(**options)
     api = Api(client, aloop, kind)
     with pytest.raises(APIConnectionError):
@@ -274,9 +277,6 @@ def test_no_object_holds_the_key_after_a_refused_connection(
     api.close()
     if http is not None:
         close_in(aloop, http)
-    del api, client, http, options
-
-    assert secret.holders() == []
 
 
 @walks_the_heap
@@ -298,28 +298,38 @@ def test_no_object_holds_the_key_after_the_stores_in_process_clients_are_dropped
     assert secret.holders() == []
 
 
-@walks_the_heap
-def test_the_walk_finds_a_key_that_a_module_keeps(secret: Secret) -> None:
-    """The guard guards: a key kept in module state (as the httpx family's cache did), as a
-    str, as bytes or inside a ``Bearer`` value, is found, and so is one that keys a dict (a
-    cache by credentials: the collector never shows a dict's string keys); once dropped, it
-    is not."""
+@pytest.fixture
+def module_state(secret: Secret) -> Iterator[types.ModuleType]:
+    """A module that keeps the key (as the httpx family's cache did): as a str, as bytes,
+    inside a ``Bearer`` value, and as a dict's key (a cache by credentials: the collector never
+    shows a dict's string keys)."""
     module = types.ModuleType("tests_reliability_fake_cache")
+    module.caches = [  # type: ignore[attr-defined]
+        {"authorization": secret.key()},
+        {"authorization": secret.key().encode()},
+        {"authorization": f"Bearer {secret.key()}"},
+        {f"Bearer {secret.key()}": "a pool"},
+    ]
+    module.pools = {secret.key(): "a pool"}  # type: ignore[attr-defined]
     sys.modules[module.__name__] = module
-    try:
-        module.caches = [  # type: ignore[attr-defined]
-            {"authorization": secret.key()},
-            {"authorization": secret.key().encode()},
-            {"authorization": f"Bearer {secret.key()}"},
-            {f"Bearer {secret.key()}": "a pool"},
-        ]
-        module.pools = {secret.key(): "a pool"}  # type: ignore[attr-defined]
-        assert secret.holders() == ["builtins.dict"] * 5
-        del module.pools
-        del module.caches
-        assert secret.holders() == []
-    finally:
-        del sys.modules[module.__name__]
+    yield module
+    del sys.modules[module.__name__]
+
+
+@walks_the_heap
+def test_the_walk_finds_a_key_that_a_module_keeps(
+    secret: Secret, module_state: types.ModuleType
+) -> None:
+    """The guard guards: each text that holds the key is found, described by its holder."""
+    assert secret.holders() == ["builtins.dict"] * 5
+
+
+@walks_the_heap
+def test_the_walk_finds_no_key_once_the_module_drops_it(
+    secret: Secret, module_state: types.ModuleType
+) -> None:
+    del module_state.caches, module_state.pools
+    assert secret.holders() == []
 
 
 # -- a raw response pickles without the key ---------------------------------------------------
