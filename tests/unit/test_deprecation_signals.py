@@ -255,7 +255,7 @@ def test_the_message_names_the_operation_dates_and_link(
 @pytest.mark.parametrize(
     "headers",
     [
-        {"Deprecation": "true"},
+        {"Deprecation": "false"},  # the drafts' `true` is read: test_deprecation_header_forms
         {"Deprecation": "@"},
         {"Deprecation": "1796428800"},
         {"Deprecation": "@1796428800.5"},
