@@ -149,6 +149,8 @@ class APITimeoutError(APIConnectionError):
 class ResponseTooLargeError(APIError):
     """An answer's body, decoded, was larger than ``max_response_bytes``; reading stopped there.
 
+    Also raised when the body as it travelled, before decoding, is larger than twice
+    ``max_response_bytes`` plus 64 KiB, the bound on its coded bytes (see the guide).
     Raised whatever the status, and never retried: the same answer would come again. The
     request reached the service, so a ``create_pet`` that raises it may have created the
     animal. Raise the client's ``max_response_bytes`` (``with_options``) if the answer is

@@ -64,6 +64,7 @@ COVERING_TESTS: dict[str, tuple[str, ...]] = {
         "tests/unit/test_body_reader.py",
         "tests/reliability/test_content_codings.py",
         "tests/reliability/test_bounded_cost.py",
+        "tests/reliability/test_decoded_cap.py",
     ),
     # What crosses between the core and the backends: requests, answers, failures, the body
     # reader and the redaction, met by the unit tests and, over sockets, on every backend.
@@ -75,6 +76,8 @@ COVERING_TESTS: dict[str, tuple[str, ...]] = {
         "tests/reliability/test_malformed_responses.py",
         "tests/reliability/test_secrets.py",
         "tests/reliability/test_key_nowhere.py",
+        "tests/reliability/test_decoded_cap.py",
+        "tests/reliability/test_repeated_headers.py",
     ),
     # The backends are what the reliability tests drive, over real sockets, on every backend.
     "animalstore_client/_backends/": (
