@@ -20,6 +20,7 @@ import re
 import socket
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import nbformat
@@ -27,6 +28,7 @@ import pytest
 
 from animalstore_client import Pet
 from animalstore_client.testing import FakeAnimalStore
+from tests.examples.ahead import RunsAhead, session_items
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = REPO_ROOT / "examples"
@@ -127,7 +129,10 @@ def example_env() -> dict[str, str]:
     return env
 
 
-def run_python(*args: str) -> subprocess.CompletedProcess[str]:
+Finished = subprocess.CompletedProcess[str]
+
+
+def run_python(*args: str) -> Finished:
     return subprocess.run(
         [sys.executable, *args],
         cwd=REPO_ROOT,
@@ -139,9 +144,40 @@ def run_python(*args: str) -> subprocess.CompletedProcess[str]:
     )
 
 
+def script_run(script: str) -> tuple[str, ...]:
+    """How an example script is run: with warnings as errors."""
+    return ("-W", "error", f"examples/{script}")
+
+
+#: How the user's test module is run: as a user runs it, without Hypothesis's plugin, which a
+#: user of the SDK need not have and which imports all of Hypothesis at the end of every run
+#: (a second or more), though no test there uses it.
+YOUR_CODE_RUN = (
+    *("-m", "pytest", "examples/test_your_code.py"),
+    *("-q", "-p", "no:cacheprovider", "-p", "no:hypothesispytest"),
+)
+
+
+@pytest.fixture(scope="module")
+def runs(request: pytest.FixtureRequest) -> Iterator[RunsAhead[tuple[str, ...], Finished]]:
+    """``run_python`` for the scripts and the user's test module, each run a little ahead of
+    the test that checks it (in the order of the session's tests)."""
+    order: list[tuple[str, ...]] = []
+    for item in session_items(request):
+        if item.originalname == test_example_script_prints_what_it_should.__name__:
+            order.append(script_run(str(item.callspec.params["script"])))
+        elif item.originalname == test_your_code_module_passes.__name__:
+            order.append(YOUR_CODE_RUN)
+    ahead = RunsAhead(order, lambda args: run_python(*args))
+    yield ahead
+    ahead.close()
+
+
 @pytest.mark.parametrize("script", SCRIPTS)
-def test_example_script_prints_what_it_should(script: str) -> None:
-    result = run_python("-W", "error", f"examples/{script}")
+def test_example_script_prints_what_it_should(
+    script: str, runs: RunsAhead[tuple[str, ...], Finished]
+) -> None:
+    result = runs.result(script_run(script))  # run_python(*script_run(script)), run ahead
 
     assert result.returncode == 0, result.stdout + result.stderr
     assert result.stderr == ""
@@ -286,19 +322,8 @@ def test_every_expected_output_belongs_to_a_script() -> None:
     assert set(EXPECTED_OUTPUT) <= set(SCRIPTS)
 
 
-def test_your_code_module_passes() -> None:
-    # Without Hypothesis's plugin, which a user of the SDK need not have: it imports the whole
-    # of Hypothesis at the end of every run (a second or more), though no test here uses it.
-    result = run_python(
-        "-m",
-        "pytest",
-        "examples/test_your_code.py",
-        "-q",
-        "-p",
-        "no:cacheprovider",
-        "-p",
-        "no:hypothesispytest",
-    )
+def test_your_code_module_passes(runs: RunsAhead[tuple[str, ...], Finished]) -> None:
+    result = runs.result(YOUR_CODE_RUN)  # run_python(*YOUR_CODE_RUN), run ahead
 
     assert result.returncode == 0, result.stdout + result.stderr
     # Exactly this many tests, all passed: no failure, skip or warning.

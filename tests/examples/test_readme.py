@@ -15,21 +15,20 @@ every run, so a new one is tested without touching this file.
 
 from __future__ import annotations
 
-import os
 import re
 import shlex
 import signal
 import subprocess
 import sys
+import tempfile
 from collections.abc import Iterator
-from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
-from typing import cast
 
 import attrs
 import pytest
 
 from tests.conftest import read_lines, sigint_as_in_a_terminal
+from tests.examples.ahead import RunsAhead, session_items
 from tests.examples.documented_installs import (
     GUARD,
     SDK,
@@ -166,69 +165,41 @@ def run_program(program: list[Block], env: dict[str, str], directory: Path) -> F
     )
 
 
-#: How many programs run at once: each is a process of its own, mostly starting Python and
-#: waiting on the mock server, so two run side by side on two cores.
-AT_ONCE = 2
-
-
-class Programs:
-    """The programs this session's tests will check, each run in a fresh process of its own
-    (and a directory of its own), ``AT_ONCE`` at a time, ahead of their tests: a test takes
-    its program's outcome, the next programs being on their way meanwhile. Under
-    pytest-xdist, where the other worker may take the next tests, each runs only when asked.
-    """
-
-    def __init__(self, selected: list[list[Block]], env: dict[str, str], root: Path) -> None:
-        self._selected = selected
-        self._env = env
-        self._root = root
-        self._ahead = 0 if os.environ.get("PYTEST_XDIST_WORKER") else AT_ONCE
-        self._pool = ThreadPoolExecutor(max_workers=AT_ONCE, thread_name_prefix="readme")
-        self._runs: dict[int, Future[Finished]] = {}
-
-    def outcome(self, program: list[Block]) -> Finished:
-        """The outcome of ``program``, run (or running) since it or a test before it asked."""
-        self._start(program)
-        index = next((i for i, chosen in enumerate(self._selected) if chosen is program), None)
-        if index is not None:
-            for ahead in self._selected[index + 1 : index + 1 + self._ahead]:
-                self._start(ahead)
-        return self._runs[id(program)].result()
-
-    def _start(self, program: list[Block]) -> None:
-        if id(program) not in self._runs:
-            directory = self._root / f"program-{len(self._runs)}"
-            directory.mkdir()
-            self._runs[id(program)] = self._pool.submit(run_program, program, self._env, directory)
-
-    def close(self) -> None:
-        """Let what runs finish, and start nothing more (a session stopped early, say)."""
-        self._pool.shutdown(wait=True, cancel_futures=True)
-
-
 @pytest.fixture(scope="module")
 def programs_run(
     request: pytest.FixtureRequest,
     mock_server: MockServer,
     tmp_path_factory: pytest.TempPathFactory,
-) -> Iterator[Programs]:
-    """The session's programs, in the order of their tests, run against the mock server."""
-    test_name = test_readme_block_runs_as_written.__name__
-    selected: list[list[Block]] = []
-    for item in request.session.items:
-        if isinstance(item, pytest.Function) and item.originalname == test_name:
-            selected.append(cast("list[Block]", item.callspec.params["program"]))
-    programs = Programs(selected, mock_server.env, tmp_path_factory.mktemp("readme"))
-    yield programs
-    programs.close()
+) -> Iterator[RunsAhead[int, Finished]]:
+    """The session's programs (by their place in ``PROGRAMS``), each run against the mock
+    server in a directory of its own, ahead of its test."""
+    name = test_readme_block_runs_as_written.__name__
+    order = [
+        next(i for i, program in enumerate(PROGRAMS) if program is item.callspec.params["program"])
+        for item in session_items(request)
+        if item.originalname == name
+    ]
+
+    base = tmp_path_factory.mktemp("readme")
+
+    def run(index: int) -> Finished:  # in a worker thread: mkdtemp is safe there
+        directory = Path(tempfile.mkdtemp(prefix=f"program-{index}-", dir=base))
+        return run_program(PROGRAMS[index], mock_server.env, directory)
+
+    runs = RunsAhead(order, run)
+    yield runs
+    runs.close()
 
 
 @pytest.mark.skipif(sys.platform == "win32", reason="stops the mock server with SIGINT")
 @pytest.mark.parametrize(
     "program", PROGRAMS, ids=[f"{p[0].file} line {p[0].line} ({p[0].section})" for p in PROGRAMS]
 )
-def test_readme_block_runs_as_written(program: list[Block], programs_run: Programs) -> None:
-    result = programs_run.outcome(program)
+def test_readme_block_runs_as_written(
+    program: list[Block], programs_run: RunsAhead[int, Finished]
+) -> None:
+    # Run as a reader would (``run_program``), a little ahead of this test.
+    result = programs_run.result(next(i for i, p in enumerate(PROGRAMS) if p is program))
 
     where = f"{program[0].file} line {program[0].line}"
     assert result.returncode == 0, f"{where}:\n{result.stdout}{result.stderr}"
