@@ -4,9 +4,8 @@ The examples' tests each run a process (an example, a documentation block, a use
 run): mostly starting Python and waiting. ``RunsAhead`` runs them two at a time in the order of
 the tests that will ask for them, from the first one asked for, so that while a test checks
 its own outcome the next runs are already on their way, on the other core. Each run is the same
-as its test would make alone: a
-fresh process of its own. Under pytest-xdist, where the other worker may take the next tests,
-a run starts only when its own test asks for it.
+as its test would make alone: a fresh process of its own. Under pytest-xdist, where the other
+worker may take the next tests, a run starts only when its own test asks for it.
 """
 
 from __future__ import annotations
