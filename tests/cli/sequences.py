@@ -22,6 +22,12 @@ must).
 
 Each sequence comes from one seed, printed on failure: ``python -m tests.cli.sequences --seed
 S --count 1`` replays it. ``python -m tests.cli.sequences --count 2000`` is the soak.
+
+How the runs are made changes nothing that is drawn (``Runner``): ``REAL`` runs each in a
+process of the command as installed; ``FAST`` runs those that no signal interrupts in process
+(``in_process.invoke``) and the others in processes whose SDK waits are virtual
+(``VIRTUAL_WAITS``), with the store's delays and ``--timeout`` at a quarter of their length (a
+delay past the timeout still is), for the suite's default tier.
 """
 
 from __future__ import annotations
@@ -47,8 +53,80 @@ from typing import Any
 import attrs
 
 from animalstore_client.testing import FakeAnimalStore, Fault
+from tests.cli.in_process import invoke
 from tests.cli.test_cli import DEFAULT_LAUNCHER, KEY, environment
 
+#: The command with the SDK's waits on a clock of its own (``-c`` code): a retry's backoff, a
+#: ``Retry-After`` pause, return at once and move that clock on by their length, as the
+#: suite's ``clock`` fixture does in process; the servers, the sockets, the timeouts and the
+#: command's own pace keep real time. What the sequences check does not depend on how long a
+#: wait lasts; the deep tier and the soak also run the command as it is.
+VIRTUAL_WAITS = """
+import sys, threading, time
+from animalstore_client import _client
+from animalstore_client._backends import httpx as httpx_backend
+from animalstore_client._backends.eventloop import sleep as real_async_sleep
+from animalstore_client._cli import main
+from animalstore_client._core import call, retries, wire
+
+
+class Clock:
+    def __init__(self):
+        self.offset = 0.0
+        self.lock = threading.Lock()
+
+    def monotonic(self):
+        return time.monotonic() + self.offset
+
+    def time(self):
+        return time.time() + self.offset
+
+    def sleep(self, seconds):
+        with self.lock:
+            self.offset += seconds
+
+    async def async_sleep(self, seconds):
+        self.sleep(seconds)
+        await real_async_sleep(0)
+
+    def __getattr__(self, name):
+        return getattr(time, name)
+
+
+clock = Clock()
+for module in (_client, call, retries, wire):
+    module.time = clock
+httpx_backend.AsyncHttpxSender.sleep = staticmethod(clock.async_sleep)
+sys.exit(main(sys.argv[1:]))
+"""
+
+
+@attrs.frozen
+class Runner:
+    """How a sequence's runs are made; it changes nothing that is drawn.
+
+    Attributes:
+        name: what it is called in a test's output.
+        launcher: what starts the command in a process of its own.
+        in_process: whether a run that no signal interrupts goes in this process
+            (``in_process.invoke``) rather than in a process: it shows the same (its output,
+            its exit status, the journal it leaves) without a process's start.
+        pace: what the store's delays and ``--timeout`` are scaled by: the delays shorter
+            than the timeout stay shorter, those longer stay longer (lost answers).
+    """
+
+    name: str
+    launcher: tuple[str, ...] = attrs.field(repr=False)
+    in_process: bool
+    pace: float = 1.0
+
+
+#: Every run a process of its own, the command as installed: the soak, and part of the deep
+#: tier.
+REAL = Runner("real", tuple(DEFAULT_LAUNCHER), in_process=False)
+#: The SDK's waits virtual: in a process through ``VIRTUAL_WAITS``; in this one, the test's
+#: ``clock`` fixture must make them so. The store's delays and ``--timeout`` at a quarter.
+FAST = Runner("fast", (sys.executable, "-c", VIRTUAL_WAITS), in_process=True, pace=0.25)
 #: The longest one run may take before the sequence fails as a hang.
 RUN_TIMEOUT = 120.0
 #: Runs in one sequence before it fails for never settling (the fault plan is finite).
@@ -188,8 +266,11 @@ def draw_input(rng: random.Random, path: Path, count: int, csv_format: bool) -> 
     return expected
 
 
-def draw_faults(rng: random.Random, count: int) -> list[Fault]:
-    """A finite plan of faults for the creates, passes (``delay(0)``) between them."""
+def draw_faults(rng: random.Random, count: int, pace: float = 1.0) -> list[Fault]:
+    """A finite plan of faults for the creates, passes (``delay(0)``) between them.
+
+    ``pace`` scales the delays (as ``run_sequence`` scales ``--timeout``); it draws nothing.
+    """
     faults: list[Fault] = []
     for _ in range(rng.randrange(0, 2 * count + 2)):
         kind = rng.random()
@@ -208,7 +289,7 @@ def draw_faults(rng: random.Random, count: int) -> list[Fault]:
             processed, reset = rng.random() < 0.6, rng.random() < 0.5
             fault = Fault.drop(processed=processed, reset=reset, operation="create")
         elif kind < 0.92:
-            fault = Fault.delay(rng.choice([0.01, 0.05, 0.4]), operation="create")
+            fault = Fault.delay(rng.choice([0.01, 0.05, 0.4]) * pace, operation="create")
         else:
             malformed = rng.choice(["not_json", "wrong_schema", "truncated"])
             fault = Fault.malformed(malformed, operation="create")  # type: ignore[arg-type]
@@ -269,7 +350,8 @@ def wait_for_journal(process: subprocess.Popen[bytes], journal: Path, lines: int
 def one_run(
     rng: random.Random,
     sequence: Sequence,
-    command: list[str],
+    runner: Runner,
+    options: list[str],
     base_url: str,
     journal: Path,
     workdir: Path,
@@ -282,8 +364,11 @@ def one_run(
     ``entries``: a run writes about two a record, so most signals come within its first half,
     before it ends.
     """
+    if interrupt is None and runner.in_process:
+        invoked = invoke(options, {"ANIMALSTORE_BASE_URL": base_url, "ANIMALSTORE_API_KEY": KEY})
+        return Outcome(invoked.returncode, invoked.stdout.decode("utf-8"), invoked.stderr, ())
     out, err = workdir / "stdout", workdir / "stderr"
-    process = start(command, base_url, out, err)
+    process = start([*runner.launcher, *options], base_url, out, err)
     sent: list[int] = []
     try:
         if interrupt is not None:
@@ -387,6 +472,7 @@ def check_run(
     elif code is not None and run.returncode == code:
         pass  # the signal came once the run was over (its summary written): its default action
     else:
+        resent = any(record.get("resent") for record in printed.values())
         status = (
             3
             if fresh["unknown"]
@@ -394,6 +480,8 @@ def check_run(
             if fresh["refused"] or fresh["failed"] or earlier["refused"]
             else 2
             if fresh["invalid"]
+            else 5
+            if resent  # every record created, some perhaps twice
             else 0
         )
         check(run.returncode == status, f"exit {run.returncode}, documented {status}")
@@ -419,8 +507,12 @@ def check_run(
     return {line for line, record in printed.items() if record.get("resent")}
 
 
-def run_sequence(seed: int, servers: Servers, workdir: Path, max_records: int) -> str:
+def run_sequence(
+    seed: int, servers: Servers, workdir: Path, max_records: int, runner: Runner = REAL
+) -> str:
     """Draw and run one sequence from ``seed``; return a line saying what it did.
+
+    ``runner`` says how its runs are made (``REAL`` or ``FAST``).
 
     Raises:
         AssertionError: an invariant failed; the message has the seed and the steps.
@@ -436,14 +528,14 @@ def run_sequence(seed: int, servers: Servers, workdir: Path, max_records: int) -
     journal = workdir / "pets.journal"
     journal.unlink(missing_ok=True)
     expected = draw_input(rng, source, count, csv_format)
-    faults = draw_faults(rng, count)
+    faults = draw_faults(rng, count, runner.pace)
     store.inject(*faults)
     options = ["--max-retries", str(rng.choice([0, 1, 2]))]
     if rng.random() < 0.3:
-        options += ["--timeout", "0.2"]  # a 0.4 s delay is then a lost answer
+        # A 0.4 s delay is then a lost answer (both scaled by the runner's pace).
+        options += ["--timeout", f"{0.2 * runner.pace:g}"]
     options += ["pets", "create", "--from-file", str(source), "--journal", str(journal)]
     options += ["--concurrency", str(rng.choice([1, 2, 4, 8, 16]))]
-    command = [*DEFAULT_LAUNCHER, *options]
     sequence.log.append(
         f"{'deduplicating' if deduplicating else 'plain'} store; {count} records "
         f"({len(expected.invalid)} invalid) as {'CSV' if csv_format else 'JSONL'}; "
@@ -459,7 +551,9 @@ def run_sequence(seed: int, servers: Servers, workdir: Path, max_records: int) -
         if rng.random() < (0.6 if runs == 1 else 0.3) and runs < MAX_RUNS // 2:
             interrupt = rng.choice([signal.SIGKILL, *_SIGNALS])
         before = last_states(journal)
-        run = one_run(rng, sequence, command, base_url, journal, workdir, interrupt, count + 2)
+        run = one_run(
+            rng, sequence, runner, options, base_url, journal, workdir, interrupt, count + 2
+        )
         after = last_states(journal)
         sequence.log.append(
             f"run {runs}: signals {[signal.Signals(s).name for s in run.signals]}, exit "
@@ -473,8 +567,8 @@ def run_sequence(seed: int, servers: Servers, workdir: Path, max_records: int) -
         )
         if run.returncode >= 0 and not run.signals and settled:
             break
-        if run.returncode in (0, 2) and not run.signals:
-            # 0: every record created; 2 (a run that read its input): only invalid lines.
+        if run.returncode in (0, 2, 5) and not run.signals:
+            # 0 or 5: every record created; 2 (a run that read its input): only invalid lines.
             sequence.check(settled, f"exit {run.returncode} with records left to send")
     final = last_states(journal)
     names = Counter(pet.name for pet in store.pets)
@@ -521,14 +615,22 @@ def main() -> int:
     parser.add_argument(
         "--records", type=int, default=2000, help="the most records an input has (default: 2000)"
     )
+    parser.add_argument(
+        "--fast",
+        action="store_true",
+        help="the runs no signal interrupts in this process, every wait of the SDK virtual in "
+        "the others (default: every run the command as installed, in a process)",
+    )
     args = parser.parse_args()
     first = random.randrange(1 << 48) if args.seed is None else args.seed
     seeds = [first, *sequences(first, args.count - 1)]
+    runner = FAST if args.fast else REAL
     with ExitStack() as stack, tempfile.TemporaryDirectory() as folder:
         servers = serve_both(stack)
         for number, seed in enumerate(seeds, 1):
             print(f"{number}/{len(seeds)} seed {seed}", flush=True)
-            print("  " + run_sequence(seed, servers, Path(folder), args.records), flush=True)
+            line = run_sequence(seed, servers, Path(folder), args.records, runner)
+            print("  " + line, flush=True)
     print(f"{len(seeds)} sequences passed")
     return 0
 
