@@ -657,6 +657,26 @@ def _handle_signals(
     return restore
 
 
+@contextlib.contextmanager
+def _signals_held() -> Iterator[list[int]]:
+    """Hold back the signals of ``_STOPPED_BY`` for the block; yield the list of those caught.
+
+    The handlers in force before the block are back once it is over; what the signals caught
+    meanwhile mean is the caller's to decide. One that is ignored stays so.
+    """
+    caught: list[int] = []
+    held = {
+        signum: signal.signal(signum, lambda number, _frame: caught.append(number))
+        for signum in _STOPPED_BY
+        if signal.getsignal(signum) not in (signal.SIG_IGN, None)
+    }
+    try:
+        yield caught
+    finally:
+        for signum, handler in held.items():
+            signal.signal(signum, handler)
+
+
 BULK_EPILOG = f"""\
 --from-file FILE (- for stdin):
   JSON lines (.jsonl, .ndjson), one object per line, or CSV (.csv) with a header; fields
@@ -765,8 +785,14 @@ def create_from_file(
     # outside, until the run's first step sets the handlers; set here, before the loop runs,
     # they leave it nothing to handle. They last until the very end (the summary, the client's
     # closing, the loop's own): a signal that comes once the run is over has nothing to stop.
-    loop = asyncio.new_event_loop()
+    # A signal inside the loop's constructor or its close would interrupt it half done, and its
+    # __del__ then prints a traceback: one that comes while the loop is built stops the run as
+    # at its first step; one while it closes comes after the run, with nothing left to stop.
+    with _signals_held() as early:
+        loop = asyncio.new_event_loop()
     restore = _handle_signals(loop, bulk.interrupt)
+    for signum in early:
+        bulk.interrupt(signum)
     try:
         return loop.run_until_complete(run())
     finally:
@@ -775,7 +801,8 @@ def create_from_file(
             loop.run_until_complete(loop.shutdown_default_executor())
         finally:
             restore()
-            loop.close()
+            with _signals_held():
+                loop.close()
             # A pipe's reader may still wait in a read (its writer keeps it open: `tail -f`);
             # closing the input would wait for that read, for ever. The exit closes it.
             if not bulk.reading:

@@ -7,6 +7,7 @@ runs the command itself in subprocesses.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import signal
@@ -423,6 +424,60 @@ def test_a_signal_during_the_run_stops_it_as_ctrl_c_does(command: Command, tmp_p
     assert status == 143
     assert 1 <= len(printed) < 5
     assert "stopped early: terminated (SIGTERM)" in stderr
+
+
+@pytest.mark.parametrize("when", ["built", "closed"])
+def test_a_signal_while_the_runs_loop_is_built_or_closed_interrupts_neither(
+    command: Command, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, when: str
+) -> None:
+    # A signal inside the loop's constructor or its close left it half done, and its __del__
+    # printed a traceback. One while it is built stops the run before anything is sent; one
+    # while it closes comes after the run, which keeps its status. Either way the caller's
+    # handler is not called, and is back at the end.
+    source = tmp_path / "pets.jsonl"
+    source.write_bytes(records(3))
+    loops: list[asyncio.AbstractEventLoop] = []
+    real_new_event_loop = asyncio.new_event_loop
+
+    def new_event_loop() -> asyncio.AbstractEventLoop:
+        if when == "built":
+            signal.raise_signal(signal.SIGTERM)
+        loop = real_new_event_loop()
+        real_close = loop.close
+
+        def close() -> None:
+            if when == "closed":
+                signal.raise_signal(signal.SIGTERM)
+            real_close()
+
+        monkeypatch.setattr(loop, "close", close)
+        loops.append(loop)
+        return loop
+
+    monkeypatch.setattr(asyncio, "new_event_loop", new_event_loop)
+    caught: list[int] = []
+
+    def mine(signum: int, frame: object) -> None:
+        caught.append(signum)
+
+    previous = signal.signal(signal.SIGTERM, mine)
+    try:
+        status, printed, stderr = command(source)
+        assert signal.getsignal(signal.SIGTERM) is mine
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+    assert caught == []
+    assert [loop.is_closed() for loop in loops] == [True]
+    if when == "built":
+        assert status == 143
+        assert printed == []
+        assert command.store.requests == []
+        assert "stopped early: terminated (SIGTERM)" in stderr
+    else:
+        assert status == 0
+        assert len(printed) == 3
+        assert "stopped early" not in stderr
 
 
 def test_a_run_that_resent_what_may_exist_exits_5_and_so_does_every_later_one(
