@@ -95,12 +95,14 @@ COVERING_TESTS: dict[str, tuple[str, ...]] = {
         "tests/field/test_pickling.py",
         "tests/reliability/test_secrets.py",
     ),
-    # The command line's tests in process: its reader, journal, decisions and output, each a
-    # few milliseconds. Its other tests run the command for real in subprocesses (mutmut sees
-    # what those reach through tests/mutation/plugin.py), a second or more each: a survivor
-    # runs every one that reaches its function, an hour and more for the three modules.
-    # `--tests tests/cli` adds them.
+    # The command line's tests, most in process: its reader, journal, decisions and output,
+    # each a few milliseconds; the commands as a user runs them (test_cli.py, test_bulk.py),
+    # in process but for the entry points, kills and signals, which run in subprocesses
+    # (mutmut sees what those reach through tests/mutation/plugin.py). The generated sequences
+    # and the write failures, mostly subprocesses: `--tests tests/cli` adds them.
     "animalstore_client/_cli/": (
+        "tests/cli/test_cli.py",
+        "tests/cli/test_bulk.py",
         "tests/cli/test_records.py",
         "tests/cli/test_csv_integer_cells.py",
         "tests/cli/test_output.py",
