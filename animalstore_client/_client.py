@@ -18,7 +18,7 @@ are at the end.
 import os
 import time
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any, Final, NoReturn, SupportsIndex, TypeVar
+from typing import TYPE_CHECKING, Any, Final, TypeVar
 
 import httpx
 from typing_extensions import Self, deprecated
@@ -45,6 +45,7 @@ from animalstore_client._core.retries import Pause
 from animalstore_client._core.types import NOT_GIVEN, NotGiven, PetStatusLiteral
 from animalstore_client._raw import (
     RawView,
+    Uncopyable,
     cached_view,
     deprecated_raw,
     raw_async_method,
@@ -65,16 +66,7 @@ else:
 T = TypeVar("T")
 
 
-def _uncopyable(client: object) -> TypeError:
-    """Return the refusal to copy or pickle a client: one line, no setting (no key, no URL)."""
-    name = type(client).__name__
-    return TypeError(
-        f"{name} objects cannot be copied or pickled; client.with_options() gives a {name} "
-        "that shares this client's connection pool (closing the copy leaves the pool open)"
-    )
-
-
-class _BaseClient:
+class _BaseClient(Uncopyable):
     """What ``Client`` and ``AsyncClient`` share: configuration, copies and properties.
 
     Each subclass declares its constructor and the API's methods with its own types, and has
@@ -225,26 +217,12 @@ class _BaseClient:
         copy._raw_of = self
         return copy
 
-    # Copies refused outright, before `copy` or `pickle` reaches the instance's __dict__: a
-    # shallow copy would own the pool (closing it closed the original's), a deep one failed
-    # deep in `copy` with deepcopy's memo, the key in it, in every traceback shown with its
-    # locals. `pickle` refuses too, so that a deep copy stays what pickling makes.
-    def __copy__(self) -> NoReturn:
-        """Refuse: see ``__reduce_ex__``."""
-        raise _uncopyable(self)
-
-    def __deepcopy__(self, memo: object) -> NoReturn:
-        """Refuse: see ``__reduce_ex__``."""
-        raise _uncopyable(self)
-
-    def __reduce_ex__(self, protocol: SupportsIndex) -> NoReturn:
-        """Refuse to be copied (``copy.copy``, ``copy.deepcopy``) or pickled.
-
-        Raises:
-            TypeError: always; the message names the class and ``with_options()``, never a
-                setting.
-        """
-        raise _uncopyable(self)
+    def _refusal(self) -> TypeError:
+        name = type(self).__name__
+        return TypeError(
+            f"{name} objects cannot be copied or pickled; client.with_options() gives a {name} "
+            "that shares this client's connection pool (closing the copy leaves the pool open)"
+        )
 
     def _usable_pool(self) -> Any:
         client = self._raw_of or self

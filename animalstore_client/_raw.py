@@ -45,7 +45,40 @@ class _Client(Protocol):
     def _raw_copy(self) -> Any: ...
 
 
-class RawView:
+class Uncopyable:
+    """Refuses ``copy.copy``, ``copy.deepcopy`` and pickling with one ``TypeError`` line.
+
+    Refused outright, before ``copy`` or ``pickle`` reaches the instance's state: a shallow
+    copy of a client would own its pool (closing it closed the original's), a deep one failed
+    deep in ``copy`` with deepcopy's memo, the key in it, in every traceback shown with its
+    locals. ``pickle`` refuses too, so that a deep copy stays what pickling makes. Each class
+    says in ``_refusal`` what to use instead, never a setting.
+    """
+
+    __slots__ = ()
+
+    def _refusal(self) -> TypeError:
+        raise NotImplementedError
+
+    def __copy__(self) -> NoReturn:
+        """Refuse: see ``__reduce_ex__``."""
+        raise self._refusal()
+
+    def __deepcopy__(self, memo: object) -> NoReturn:
+        """Refuse: see ``__reduce_ex__``."""
+        raise self._refusal()
+
+    def __reduce_ex__(self, protocol: SupportsIndex) -> NoReturn:
+        """Refuse to be copied (``copy.copy``, ``copy.deepcopy``) or pickled.
+
+        Raises:
+            TypeError: always; the message names the class and what to use instead, never a
+                setting.
+        """
+        raise self._refusal()
+
+
+class RawView(Uncopyable):
     """What both raw views hold: a raw copy of their client, which follows its closing.
 
     Made by ``client.with_raw_response``, not by users. ``get_pet`` is deprecated on a view
@@ -60,31 +93,12 @@ class RawView:
     def __init__(self, client: _Client) -> None:
         self._raw = client._raw_copy()
 
-    # Refused as its client is (`_BaseClient.__reduce_ex__`), naming the view rather than the
-    # hidden client behind it.
-    def __copy__(self) -> NoReturn:
-        """Refuse: see ``__reduce_ex__``."""
-        raise _uncopyable(self)
-
-    def __deepcopy__(self, memo: object) -> NoReturn:
-        """Refuse: see ``__reduce_ex__``."""
-        raise _uncopyable(self)
-
-    def __reduce_ex__(self, protocol: SupportsIndex) -> NoReturn:
-        """Refuse to be copied (``copy.copy``, ``copy.deepcopy``) or pickled.
-
-        Raises:
-            TypeError: always; the message names the class and ``with_raw_response``, never a
-                setting.
-        """
-        raise _uncopyable(self)
-
-
-def _uncopyable(view: RawView) -> TypeError:
-    return TypeError(
-        f"{type(view).__name__} objects cannot be copied or pickled; read the "
-        "with_raw_response of the client to call (one of client.with_options() has its own)"
-    )
+    def _refusal(self) -> TypeError:
+        # The view, rather than the hidden client behind it.
+        return TypeError(
+            f"{type(self).__name__} objects cannot be copied or pickled; read the "
+            "with_raw_response of the client to call (one of client.with_options() has its own)"
+        )
 
 
 class cached_view(Generic[V]):
