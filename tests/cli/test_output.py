@@ -6,7 +6,6 @@ that says it is a terminal or not and whose encoding is ASCII until the output s
 
 from __future__ import annotations
 
-import io
 import json
 
 import httpx
@@ -22,24 +21,13 @@ from animalstore_client._cli.output import (
     print_error,
     print_result,
 )
+from tests.cli.in_process import Stream
 from tests.conftest import API_KEY, BASE_URL
 
 
-class Stdout(io.TextIOWrapper):
+def Stdout(terminal: bool, encoding: str = "ascii") -> Stream:
     """A stdout (ASCII by default, ``errors="strict"``), a terminal or not."""
-
-    def __init__(self, terminal: bool, encoding: str = "ascii") -> None:
-        super().__init__(io.BytesIO(), encoding=encoding, errors="strict")
-        self._terminal = terminal
-
-    def isatty(self) -> bool:
-        return self._terminal
-
-    def written(self) -> bytes:
-        self.flush()
-        buffer = self.buffer
-        assert isinstance(buffer, io.BytesIO)
-        return buffer.getvalue()
+    return Stream(encoding, "strict", terminal)
 
 
 def printed(
