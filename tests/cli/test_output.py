@@ -25,9 +25,11 @@ from tests.cli.in_process import Stream
 from tests.conftest import API_KEY, BASE_URL
 
 
-def Stdout(terminal: bool, encoding: str = "ascii") -> Stream:
+class Stdout(Stream):
     """A stdout (ASCII by default, ``errors="strict"``), a terminal or not."""
-    return Stream(encoding, "strict", terminal)
+
+    def __init__(self, terminal: bool, encoding: str = "ascii") -> None:
+        super().__init__(encoding, "strict", terminal)
 
 
 def printed(
