@@ -6,6 +6,9 @@ than a piece at a time, so that the size cap bounds a bomb in any stack.
 from __future__ import annotations
 
 import gzip
+import struct
+import sys
+import types
 import zlib
 from collections.abc import Callable
 
@@ -19,7 +22,9 @@ from animalstore_client._core.decoding import (
     STEP,
     DecodeError,
     Decoder,
+    _bounded_brotli,
     accept_encoding,
+    accepted,
     codings,
     refusal,
 )
@@ -78,6 +83,8 @@ def decode(stack: list[str], body: bytes, piece: int | None = None) -> tuple[byt
         ([b",, gzip ,", b""], ["gzip"]),  # empty elements
         ([b"identity"], []),
         ([b"x-\xff"], ["x-\xff"]),  # any byte, read as Latin-1
+        ([b"X-GZip"], ["x-gzip"]),  # only spaces and tabs are stripped, before lower-casing
+        ([b"\x0bgzip\x0c", b"\r\ngzip"], ["\x0bgzip\x0c", "\r\ngzip"]),  # not other blanks
     ],
 )
 def test_a_content_encoding_is_a_list_of_codings_in_the_order_applied(
@@ -89,6 +96,28 @@ def test_a_content_encoding_is_a_list_of_codings_in_the_order_applied(
 def test_the_sdk_asks_for_what_it_decodes() -> None:
     # brotli 1.2 (the test extra's) bounds its output; zstandard's decompressobj does not.
     assert accept_encoding() == "gzip, deflate, br"
+    assert _bounded_brotli() is True  # looked up anew: accepted() keeps its first answer
+
+
+@pytest.mark.parametrize(
+    "module",
+    [None, types.SimpleNamespace(Decompressor=type("Decompressor", (), {}))],
+    ids=["not-installed", "older-than-1.2"],
+)
+def test_br_is_not_asked_for_without_a_brotli_that_bounds_its_output(
+    monkeypatch: pytest.MonkeyPatch, module: object
+) -> None:
+    monkeypatch.setitem(sys.modules, "brotli", module)  # None: importing it raises ImportError
+    assert _bounded_brotli() is False
+    accepted.cache_clear()
+    try:
+        assert accept_encoding() == "gzip, deflate"
+        assert refusal(["br"]) == (
+            "the response body is encoded as 'br', which the SDK did not ask for "
+            "(Accept-Encoding: gzip, deflate) and does not decode"
+        )
+    finally:
+        accepted.cache_clear()
 
 
 @pytest.mark.parametrize(
@@ -226,3 +255,58 @@ def test_a_one_byte_body_ends_inside_its_coded_data(coding: str, body: bytes) ->
     with pytest.raises(DecodeError) as raised:
         decoder.end()
     assert str(raised.value) == f"the response body ends inside its {coding} data"
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        zlib.compress(b'[{"id": 1}]'),  # the zlib format is deflate, not gzip
+        gzip.compress(b'[{"id": 1}]') + zlib.compress(b'[{"id": 2}]'),  # nor is a next member
+    ],
+    ids=["first", "next"],
+)
+def test_gzip_is_only_gzip_members(body: bytes) -> None:
+    with pytest.raises(DecodeError) as raised:
+        decode(["gzip"], body)
+    assert str(raised.value) == (
+        "the response body is not valid gzip "
+        "(Error -3 while decompressing data: incorrect header check)"
+    )
+
+
+def stored_block(first: int, payload: bytes) -> bytes:
+    """A stored deflate block whose first byte is ``first``: its bit 0 says whether it is the
+    last; bits 1-2 are 00 (stored); bits 3-7 are padding, which inflaters skip."""
+    return bytes([first]) + struct.pack("<HH", len(payload), len(payload) ^ 0xFFFF) + payload
+
+
+@pytest.mark.parametrize(
+    "first",
+    [
+        # a window of 2**16 (CINFO 8), which the zlib format does not allow; the check bits hold
+        stored_block(0x88, bytes(range(65, 65 + 28))),
+        # a zlib format's first byte (CINFO 0, CM 8), but not its check bits
+        stored_block(0x08, b"hello"),
+    ],
+    ids=["window-too-large", "check-bits-wrong"],
+)
+def test_raw_deflate_that_only_looks_like_a_zlib_header_is_raw_deflate(first: bytes) -> None:
+    body = first + stored_block(0x01, b"!")
+    expected = zlib.decompress(body, -zlib.MAX_WBITS)
+    assert expected == first[5:] + b"!"
+    assert decode(["deflate"], body) == (expected, [len(expected)])
+    assert decode(["deflate"], body, 1)[0] == expected
+
+
+def test_a_br_body_cut_short_or_with_bytes_after_its_end_says_so() -> None:
+    whole = brotli.compress(b'[{"id": 1}]' * 50, quality=4)
+    decoder = Decoder(["br"], lambda piece: None)
+    decoder.feed(whole[:-1])
+    with pytest.raises(DecodeError) as raised:
+        decoder.end()
+    assert str(raised.value) == "the response body ends inside its br data"
+    decoder.feed(whole[-1:])
+    decoder.end()
+    with pytest.raises(DecodeError) as raised:
+        decoder.feed(b"!")
+    assert str(raised.value) == "the response body has bytes after the end of its br data"
