@@ -69,10 +69,10 @@ REDACTED = "[redacted]"
 
 
 #: The length from which a key is redacted wherever it occurs, inside words too. A shorter one
-#: (a test suite's ``k`` or ``test-key``) is redacted only where it stands as a word of its
-#: own: replaced inside words, it would garble the message (``k`` in "keyword"). Real keys are
-#: far longer, and no word holds one by chance.
-WHOLE_WORDS_BELOW = 16
+#: (a test suite's ``k`` or ``test``) is redacted only where it stands as a word of its own:
+#: replaced inside words, it would garble the message (``k`` in "keyword"). Low, so that no
+#: real key (tens of characters; the SDK sets no minimum) is ever spared inside another word.
+WHOLE_WORDS_BELOW = 8
 _BEARER = "Bearer "
 
 
@@ -85,7 +85,7 @@ def redacted(text: str, key: str) -> str:
     message quoting a header or a body would show it. Occurrences that overlap or touch make
     one ``REDACTED``, none of them left in part.
 
-    A key of ``WHOLE_WORDS_BELOW`` (16) characters or more is redacted wherever it occurs,
+    A key of ``WHOLE_WORDS_BELOW`` (8) characters or more is redacted wherever it occurs,
     ``Bearer <key>`` as one. A shorter one only where it stands as a word of its own: where the
     occurrence (with those that overlap or touch it) has no letter, digit or underscore right
     before or after it. So the key ``k`` leaves "keyword" as it is, and redacts ``'k'``, ``k=``
