@@ -58,7 +58,7 @@ class Uncopyable:
     __slots__ = ()
 
     def _refusal(self) -> TypeError:
-        raise NotImplementedError
+        return TypeError(f"{type(self).__name__} objects cannot be copied or pickled")
 
     def __copy__(self) -> NoReturn:
         """Refuse: see ``__reduce_ex__``."""

@@ -79,6 +79,10 @@ class _Extra:
         self._name = name
 
     def __getattr__(self, attribute: str) -> Any:
+        # What tools probe for (doctest's __wrapped__, autospec's dunders) is not the library's
+        # to answer: asked of a missing one, it would be an ImportError, not an AttributeError.
+        if attribute.startswith("__"):
+            raise AttributeError(attribute)
         return getattr(import_extra(self._name, "the SDK's factory for it"), attribute)
 
 

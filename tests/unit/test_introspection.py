@@ -14,6 +14,7 @@ import importlib
 import inspect
 import pydoc
 import re
+import sys
 import typing
 import unittest.mock
 from collections.abc import Callable, Iterator
@@ -294,3 +295,19 @@ def test_the_readme_says_what_list_pets_returns_at_run_time_and_to_type_checkers
     assert "typed `list[Pet]`, whose `Pet` mypy's `reveal_type` names by its module," in text
     assert f"by its module, `{models.__name__.removeprefix('animalstore_client.')}`;" in text
     assert models.Pet is Pet
+
+
+def test_the_factories_optional_libraries_are_imported_only_for_their_own_attributes(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import doctest
+
+    from animalstore_client._backends import defaults
+
+    monkeypatch.setitem(sys.modules, "aiohttp", None)  # as if not installed
+    library: Any = vars(defaults)["aiohttp"]  # the stand-in: type checkers see the library
+    # What tools probe for is no attribute of the library's: no import, no ImportError.
+    assert not hasattr(library, "__wrapped__")
+    assert doctest.DocTestFinder().find(defaults)
+    with pytest.raises(ImportError, match=r"pip install 'aiohttp>=3\.12'"):
+        _ = library.ClientSession
