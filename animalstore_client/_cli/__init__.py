@@ -45,6 +45,7 @@ from animalstore_client._core.config import (
 from animalstore_client._core.exceptions import APIError
 from animalstore_client._core.logging import LOG_VARIABLE, configure_from_env
 from animalstore_client._core.models import Pet, PetStatus
+from animalstore_client._core.response import IDEMPOTENCY_ADVICE
 from animalstore_client._core.safe_repr import tolerant_repr
 from animalstore_client._version import __version__
 
@@ -83,10 +84,6 @@ exit status:
 """
 
 ApiCall = Callable[[Client], Pet | list[Pet]]
-
-#: How the SDK ends the message of a create that may have been processed: advice for Python
-#: callers, which the command line replaces with its own (``_advise_for_the_shell``).
-_PYTHON_ADVICE = "; pass idempotency_key= to make retries safe"
 
 
 def main(argv: Sequence[str] | None = None, *, prog: str = "animalstore") -> int:
@@ -174,7 +171,7 @@ def _advise_for_the_shell(error: APIError, *, key_given: bool) -> None:
         error: the create's error; any other message is left as it is.
         key_given: whether ``--idempotency-key`` was given (then the same command resends it).
     """
-    if not error.message.endswith(_PYTHON_ADVICE):
+    if not error.message.endswith(IDEMPOTENCY_ADVICE):
         return
     if key_given:
         advice = "run the same command again to resend it with the same --idempotency-key"
@@ -182,7 +179,7 @@ def _advise_for_the_shell(error: APIError, *, key_given: bool) -> None:
         key = error.request.headers.get("idempotency-key")
         advice = f"to resend it, run the command again with --idempotency-key {key}"
     message = (
-        error.message.removesuffix(_PYTHON_ADVICE)
+        error.message.removesuffix(IDEMPOTENCY_ADVICE)
         + f"; {advice}: a service that deduplicates by Idempotency-Key then creates it once"
     )
     error.message = message

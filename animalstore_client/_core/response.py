@@ -230,13 +230,22 @@ def status_error(answer: Answer, base_url: str = "", scrub: Scrub | None = None)
     return exception
 
 
+#: How a create that may have been processed ends its message: advice for Python callers, which
+#: the command line replaces with its own.
+IDEMPOTENCY_ADVICE = "; pass idempotency_key= to make retries safe"
 #: What the caller needs to know of a call that got no answer, by how far its last attempt got
 #: and whether the call is idempotent: whether it may have done anything, and what to do. The
 #: one call that is not idempotent is ``create_pet``.
 _CONSEQUENCES: dict[tuple[Failure, bool], str] = {
     (Failure.MAYBE_SENT, False): (
         "; the animal may have been created; not retried, as a create is retried only when it "
-        "provably was not processed; pass idempotency_key= to make retries safe"
+        "provably was not processed" + IDEMPOTENCY_ADVICE
+    ),
+    # An answer that came and could not be read (a coding refused, a body cut short): the
+    # service answered, so it may have processed the create.
+    (Failure.FATAL, False): (
+        "; the animal may have been created if the request reached the service; not retried"
+        + IDEMPOTENCY_ADVICE
     ),
     (Failure.NOT_SENT, False): (
         "; not sent, so the animal was not created: the request provably never reached the "
