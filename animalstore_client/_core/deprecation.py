@@ -8,7 +8,7 @@ forms of the header's earlier drafts, which servers and mocks (Prism) still send
 ``DeprecationWarning`` per client (and its ``with_options`` copies) and operation. A malformed
 value is ignored and logged at DEBUG: news about the future never breaks a call today.
 
-``datetime`` and ``email.utils`` are imported only when a response carries one of the headers.
+``email.utils`` is imported only when a response carries one of the headers (``_core/dates.py``).
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ import warnings
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Literal
 
+from animalstore_client._core.dates import http_date
 from animalstore_client._core.logging import logger
 
 if TYPE_CHECKING:
@@ -41,8 +42,6 @@ __all__ = [
 # The patterns are compiled at their first use (by re, which keeps them), not at import.
 #: RFC 9651 Date: "@" and an Integer (at most 15 digits).
 _SF_DATE = r"@(-?[0-9]{1,15})"
-#: The year of an HTTP-date, which its preferred form writes in four digits.
-_FOUR_DIGIT_YEAR = r"(?:^|\s)([0-9]{4})(?=\s|$)"
 #: The earlier drafts' "deprecated, no date given" (draft-ietf-httpapi-deprecation-header-02:
 #: ``"true"``, which ABNF compares case-insensitively).
 _UNDATED = "true"
@@ -85,7 +84,7 @@ def _deprecation(headers: Mapping[str, str]) -> datetime | Literal[True] | None:
             pass
     else:
         try:
-            return _http_date(value)
+            return http_date(value)
         except (TypeError, ValueError, OverflowError, IndexError):
             pass
     _ignore("Deprecation", value)
@@ -106,31 +105,10 @@ def sunset_date(headers: Mapping[str, str]) -> datetime | None:
     if value is None:
         return None
     try:
-        return _http_date(value)
+        return http_date(value)
     except (TypeError, ValueError, OverflowError, IndexError):
         _ignore("Sunset", value)
         return None
-
-
-def _http_date(value: str) -> datetime:
-    """Return an HTTP-date as a timezone-aware ``datetime`` in UTC.
-
-    Raises:
-        TypeError, ValueError, OverflowError, IndexError: it is not one, or is one past the
-            years ``datetime`` holds.
-    """
-    from datetime import timezone
-    from email.utils import parsedate_to_datetime
-
-    date = parsedate_to_datetime(value)
-    year = re.search(_FOUR_DIGIT_YEAR, value)
-    if year is not None and date.year != int(year[1]):
-        # email.utils reads a year below 100 as 19xx or 20xx, even written in 4 digits.
-        date = date.replace(year=int(year[1]))
-    if date.tzinfo is None:  # "-0000", no zone given: an HTTP-date is in GMT anyway
-        return date.replace(tzinfo=timezone.utc)
-    # Past the years datetime holds once moved to UTC (31 Dec 9999, west of GMT).
-    return date.astimezone(timezone.utc)
 
 
 def deprecation_link(response: httpx.Response) -> str | None:

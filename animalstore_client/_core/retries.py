@@ -16,6 +16,7 @@ import time
 from collections.abc import Mapping
 from contextvars import ContextVar
 
+from animalstore_client._core.dates import http_date
 from animalstore_client._core.wire import Answer, Failure, SendFailure
 
 __all__ = [
@@ -135,24 +136,12 @@ def retry_after(headers: Mapping[str, str], now: float | None = None) -> float |
     return min(max(seconds, current_floor()), MAX_RETRY_AFTER)
 
 
-def _seconds_until(http_date: str, now: float) -> float:
-    """Return the seconds from ``now`` to an HTTP date; NaN when it is not a usable date.
-
-    Every form RFC 9110 (section 5.6.7) lists is read in GMT, as it says they all are:
-    IMF-fixdate, the obsolete RFC 850 form and asctime's, which names no zone.
-    """
-    from datetime import timezone
-    from email.utils import parsedate_to_datetime
-
+def _seconds_until(value: str, now: float) -> float:
+    """Return the seconds from ``now`` to an HTTP date; NaN when it is not a usable date."""
     try:
-        date = parsedate_to_datetime(http_date)
-        # The parser leaves a date without a zone (asctime's, "-0000") naive, and a naive
-        # datetime's timestamp() is local time: hours off anywhere but in GMT.
-        if date.tzinfo is None:
-            date = date.replace(tzinfo=timezone.utc)
-        return date.timestamp() - now
+        return http_date(value).timestamp() - now
     # The parser's answer to years like 99999999999999999999 is an OverflowError.
-    except (TypeError, ValueError, OverflowError):
+    except (TypeError, ValueError, OverflowError, IndexError):
         return math.nan
 
 

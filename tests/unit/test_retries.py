@@ -238,6 +238,7 @@ def test_an_absurd_retry_after_is_capped(
         "Thu, 12 Jan 1970 13:46:40 GMT",  # exactly `now`
         "Mon, 1 Jan 99999999999999999999 00:00:00 GMT",
         "Mon, 1 Jan 1000 00:00:00 GMT",
+        "Sat, 01 Jan 0050 00:00:00 GMT",  # the year 50, which email.utils reads as 2050
         "Mon, 32 Jan 2030 00:00:00 GMT",
         "Mon, 1 Jan 2030 25:00:00 GMT",
         "Thu, 01 Jan 1970 00:00:00 -0000",
