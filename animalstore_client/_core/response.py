@@ -130,7 +130,9 @@ class APIResponse(Generic[T]):
         """When the service deprecated the operation (``Deprecation`` header, RFC 9745).
 
         Timezone-aware, in UTC; it may lie in the future, when the deprecation takes effect.
-        ``None`` when the header is absent or malformed (a malformed one is logged at DEBUG).
+        ``None`` when the header is absent or malformed (a malformed one is logged at DEBUG),
+        and for the earlier drafts' ``Deprecation: true``, which gives no date: the call warns
+        all the same, and ``headers["deprecation"]`` shows what was sent.
         """
         return deprecation_date(self._answer.headers)
 
