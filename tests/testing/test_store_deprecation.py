@@ -159,7 +159,7 @@ def test_set_deprecation_checks_its_arguments_and_changes_nothing_when_refused(
 # -- through the SDK, end to end -----------------------------------------------------------------
 
 
-def test_the_sdk_warns_once_about_a_deprecated_operation_of_the_store(
+def test_the_sdk_warns_once_about_a_deprecated_operation_of_the_store_at_the_callers_line(
     store: FakeAnimalStore,
 ) -> None:
     store.set_deprecation(
