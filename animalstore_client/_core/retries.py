@@ -8,16 +8,20 @@ back every call of the client family (``Pause``), not only the one that got it.
 
 from __future__ import annotations
 
+import functools
 import math
 import random
 import re
 import threading
 import time
 from collections.abc import Mapping
-from contextvars import ContextVar
+from typing import TYPE_CHECKING
 
 from animalstore_client._core.dates import http_date
 from animalstore_client._core.wire import Answer, Failure, SendFailure
+
+if TYPE_CHECKING:
+    from contextvars import ContextVar
 
 __all__ = [
     "INITIAL_DELAY",
@@ -43,11 +47,6 @@ MAX_RETRY_AFTER = 60.0
 #: The shortest wait a ``Retry-After`` gets, of the order of the first backoff: no answer can
 #: make a client retry in a tight loop. Tests may lower it (``testing.retry_floor``).
 MIN_RETRY_WAIT = 0.3
-#: The lowered floors open in this context, innermost last. A context variable, not a global:
-#: each thread and task has its own, so overlapping blocks in different threads or tasks never
-#: see, let alone undo, each other's (a global restored on exit was left at whichever value
-#: the block that exited last had found).
-_LOWERED: ContextVar[tuple[LoweredFloor, ...]] = ContextVar("animalstore_retry_floor", default=())
 #: RFC 9110's delay-seconds, ASCII digits (``int()`` and ``float()`` also take ``1_0``, other
 #: scripts' digits, signs, spaces, exponents, ``inf`` and ``nan``), with a decimal fraction
 #: (``0.5``), which servers send and the store's faults write.
@@ -63,6 +62,20 @@ def backoff(retries_taken: int) -> float:
     """
     delay = min(INITIAL_DELAY * 2.0**retries_taken, MAX_DELAY)
     return delay * (1.0 - 0.25 * random.random())
+
+
+@functools.cache
+def _lowered() -> ContextVar[tuple[LoweredFloor, ...]]:
+    """Return the context variable of the lowered floors open here, innermost last.
+
+    A context variable, not a global: each thread and task has its own, so overlapping blocks
+    in different threads or tasks never see, let alone undo, each other's (a global restored on
+    exit was left at whichever value the block that exited last had found). Made on first use:
+    ``contextvars`` is an import of its own, which only a ``Retry-After`` or a test needs.
+    """
+    from contextvars import ContextVar
+
+    return ContextVar("animalstore_retry_floor", default=())
 
 
 class LoweredFloor:
@@ -85,14 +98,14 @@ class LoweredFloor:
 
     def __enter__(self) -> None:
         self._open = True
-        _LOWERED.set((*_LOWERED.get(), self))
+        _lowered().set((*_lowered().get(), self))
 
     def __exit__(self, *exc_info: object) -> None:
         # The flag reaches the tasks that copied this context; the tuple is this context's.
         self._open = False
-        lowered = _LOWERED.get()
+        lowered = _lowered().get()
         if self in lowered:
-            _LOWERED.set(tuple(floor for floor in lowered if floor is not self))
+            _lowered().set(tuple(floor for floor in lowered if floor is not self))
 
 
 def current_floor() -> float:
@@ -101,7 +114,7 @@ def current_floor() -> float:
     Returns:
         The seconds of the innermost ``LoweredFloor`` open here, else ``MIN_RETRY_WAIT``.
     """
-    for floor in reversed(_LOWERED.get()):
+    for floor in reversed(_lowered().get()):
         if floor._open:
             return floor.seconds
     return MIN_RETRY_WAIT
