@@ -243,12 +243,6 @@ _CONSEQUENCES: dict[tuple[Failure, bool], str] = {
         "; the animal may have been created; not retried, as a create is retried only when it "
         "provably was not processed" + IDEMPOTENCY_ADVICE
     ),
-    # An answer that came and could not be read (a coding refused, a body cut short): the
-    # service answered, so it may have processed the create.
-    (Failure.FATAL, False): (
-        "; the animal may have been created if the request reached the service; not retried"
-        + IDEMPOTENCY_ADVICE
-    ),
     (Failure.NOT_SENT, False): (
         "; not sent, so the animal was not created: the request provably never reached the "
         "service, and calling again is safe"
