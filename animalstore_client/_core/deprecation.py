@@ -25,6 +25,7 @@ from animalstore_client._core.logging import logger
 
 if TYPE_CHECKING:
     from datetime import datetime
+    from types import FrameType
 
     import httpx
 
@@ -195,7 +196,7 @@ class DeprecationNotices:
             if operation in self._warned:
                 return
             self._warned.add(operation)
-        warnings.warn(message, DeprecationWarning, stacklevel=_callers_level())
+        warn_deprecated(message)
 
 
 def warn_deprecated(message: str) -> None:
@@ -203,18 +204,29 @@ def warn_deprecated(message: str) -> None:
 
     For the SDK's own deprecations (``get_pet``), on the client and its raw view alike.
     """
-    warnings.warn(message, DeprecationWarning, stacklevel=_callers_level())
+    frame = _callers_frame(sys._getframe(1))
+    warnings.warn_explicit(
+        message,
+        DeprecationWarning,
+        frame.f_code.co_filename,
+        frame.f_lineno,
+        module=frame.f_globals.get("__name__", "<string>"),
+        registry=frame.f_globals.setdefault("__warningregistry__", {}),
+        module_globals=frame.f_globals,
+    )
 
 
-def _callers_level() -> int:
-    """Return the ``stacklevel`` of the first frame outside the SDK, for a warning's caller.
+def _callers_frame(frame: FrameType) -> FrameType:
+    """Return the first frame outside the SDK on the way up from ``frame``.
 
-    Counted rather than fixed, so that it holds however deep the client's own calls go.
+    Found by its module rather than counted as a ``stacklevel``, so that it holds however deep
+    the client's own calls go, and whatever calls in between (a debugger's, a profiler's)
+    add. The warning is then made as ``warnings.warn`` would make it there: the same file, line,
+    module and once-per-place registry.
     """
-    level, frame = 2, sys._getframe(2)  # 1 is the function that warns, which calls this
     while frame.f_back is not None and frame.f_globals.get("__name__", "").startswith(_PACKAGE):
-        level, frame = level + 1, frame.f_back
-    return level
+        frame = frame.f_back
+    return frame
 
 
 def _ignore(header: str, value: str) -> None:

@@ -44,6 +44,18 @@ TARGET = 0.95
 #: survivor runs every test that reaches it.
 COVERING_TESTS: dict[str, tuple[str, ...]] = {
     "animalstore_client/": ("tests/unit", "tests/testing"),
+    # The rest of the core: what the unit tests see, and what the requests as sent (contract),
+    # the store's answers, numpy's and pandas' values and pickled objects show of it.
+    "animalstore_client/_core/": (
+        "tests/unit",
+        "tests/testing",
+        "tests/contract",
+        "tests/field/test_numpy_integers.py",
+        "tests/field/test_pandas.py",
+        "tests/field/test_pickling.py",
+        "tests/reliability/test_malformed_responses.py",
+        "tests/reliability/test_secrets.py",
+    ),
     "animalstore_client/_core/retries.py": (
         "tests/unit/test_retries.py",
         "tests/reliability/test_cooperative_backoff.py",

@@ -164,6 +164,37 @@ def test_get_pet_warns_at_the_callers_line(mock_api: respx.MockRouter) -> None:
     client.close()
 
 
+def test_get_pet_warns_once_per_callers_line_under_the_default_filter(
+    mock_api: respx.MockRouter,
+) -> None:
+    # Made as warnings.warn makes it at the caller's line: its module, and its registry,
+    # which the "default" action reads to show a warning once per place.
+    mock_api.get("/pets/7").respond(200, json=PET)
+    client = Client(api_key=API_KEY, base_url=BASE_URL)
+    shown: list[tuple[str, int]] = []
+
+    def show(
+        message: Warning | str, category: type[Warning], filename: str, lineno: int, *rest: object
+    ) -> None:
+        shown.append((filename, lineno))
+
+    with warnings.catch_warnings():
+        warnings.resetwarnings()
+        warnings.filterwarnings("error", category=DeprecationWarning)  # anywhere else
+        warnings.filterwarnings("default", category=DeprecationWarning, module=__name__)
+        warnings.showwarning = show
+        globals().pop("__warningregistry__", None)
+        first = inspect.currentframe().f_lineno + 2  # type: ignore[union-attr]
+        for _ in range(3):
+            client.get_pet(7)  # type: ignore[deprecated]
+        second = inspect.currentframe().f_lineno + 1  # type: ignore[union-attr]
+        client.get_pet(7)  # type: ignore[deprecated]
+
+    assert shown == [(__file__, first), (__file__, second)]
+    assert mock_api.calls.call_count == 4
+    client.close()
+
+
 def test_async_get_pet_warns_at_the_callers_line(
     mock_api: respx.MockRouter, loop: asyncio.AbstractEventLoop
 ) -> None:
