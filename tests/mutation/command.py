@@ -115,7 +115,9 @@ COVERING_TESTS: dict[str, tuple[str, ...]] = {
     # and the write failures, mostly subprocesses: `--tests tests/cli` adds them.
     "animalstore_client/_cli/": (
         "tests/cli/test_cli.py",
+        "tests/cli/test_cli_advice.py",
         "tests/cli/test_bulk.py",
+        "tests/cli/test_progress.py",
         "tests/cli/test_records.py",
         "tests/cli/test_csv_integer_cells.py",
         "tests/cli/test_output.py",
