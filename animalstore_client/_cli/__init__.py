@@ -330,7 +330,7 @@ def _retry_lines(*, show: bool) -> Iterator[None]:
 
 
 def _notice(text: str) -> None:
-    print(text, file=sys.stderr, flush=True)
+    print(text, file=sys.stderr)
 
 
 @contextmanager

@@ -46,7 +46,10 @@ _SF_DATE = r"@(-?[0-9]{1,15})"
 #: The earlier drafts' "deprecated, no date given" (draft-ietf-httpapi-deprecation-header-02:
 #: ``"true"``, which ABNF compares case-insensitively).
 _UNDATED = "true"
-_PACKAGE = __name__.partition(".")[0] + "."
+#: The modules whose frames a warning passes over to reach its caller: the SDK's. A tuple, so
+#: that a tool which wraps the SDK's functions in its own (a mutation tester's trampoline) can
+#: add its module and keep the warnings where they point without it.
+_OWN_MODULES: tuple[str, ...] = (__name__.partition(".")[0] + ".",)
 
 
 def deprecation_date(headers: Mapping[str, str]) -> datetime | None:
@@ -224,7 +227,7 @@ def _callers_frame(frame: FrameType) -> FrameType:
     add. The warning is then made as ``warnings.warn`` would make it there: the same file, line,
     module and once-per-place registry.
     """
-    while frame.f_back is not None and frame.f_globals.get("__name__", "").startswith(_PACKAGE):
+    while frame.f_back is not None and frame.f_globals.get("__name__", "").startswith(_OWN_MODULES):
         frame = frame.f_back
     return frame
 

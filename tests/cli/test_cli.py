@@ -1169,3 +1169,37 @@ def test_mock_server_refuses_a_malformed_fault() -> None:
     result = run("mock-server --fault error:abc", base_url=None)
     assert result.returncode == 2
     assert "argument --fault: status must be a number, got 'abc'" in result.stderr
+
+
+@pytest.mark.parametrize(
+    ("argv", "asked"),
+    [
+        (["mock-server"], (8080, "test-key", [], False)),
+        (
+            ["--api-key", "global", "mock-server", "--port", "0", "--honour-idempotency-keys"],
+            (0, "global", [], True),
+        ),
+        (
+            ["--api-key", "global", "mock-server", "--api-key", "own", "--port", "8000"],
+            (8000, "own", [], False),
+        ),
+    ],
+)
+def test_mock_server_serves_what_its_options_say(
+    monkeypatch: pytest.MonkeyPatch, argv: list[str], asked: tuple[object, ...]
+) -> None:
+    # What the command hands the store's server; the server itself is run for real above.
+    from animalstore_client.testing import _foreground
+
+    served: list[tuple[object, ...]] = []
+
+    def serve(
+        port: int, api_key: str, faults: list[object], *, honour_idempotency_keys: bool
+    ) -> int:
+        served.append((port, api_key, list(faults), honour_idempotency_keys))
+        return 0
+
+    monkeypatch.setattr(_foreground, "serve_in_foreground", serve)
+
+    assert invoke(argv, {"ANIMALSTORE_API_KEY": None}).returncode == 0
+    assert served == [asked]

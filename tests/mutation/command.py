@@ -306,19 +306,81 @@ def mutate(
     """
     started = time.monotonic()
     tests = tests or covering_tests(modules[0])
-    copy = WORK / modules[0].replace("/", ".").removesuffix(".py")
+    copy = copy_of(modules)
     copy_tree(copy)
     configure(copy, modules, tests)
     log = copy.parent / f"{copy.name}.log"
     print(f"{', '.join(modules)}: mutating, tests {' '.join(tests)} (log: {log})", flush=True)
     with log.open("w", encoding="utf-8") as output:
         ran = _mutmut(copy, output, "run", "--max-children", str(jobs))
+    return _scores(copy, modules, known, ran, started)
+
+
+def again(modules: list[str], jobs: int, known: list[Equivalent]) -> list[Score]:
+    """Run the last run's survivors of ``modules`` (a group) again, against today's tests.
+
+    For the tests written to kill them: the copy keeps the run's mutants and outcomes, takes
+    the tests as they are now (mutmut finds the new ones and what they reach), and runs
+    each survivor and each mutant no test reached again. Refused when the package's code
+    differs from the copy's: its mutants would no longer be the code's, so the run must be
+    made whole again.
+    """
+    started = time.monotonic()
+    copy = copy_of(modules)
+    if not (copy / "mutants").is_dir():
+        raise SystemExit(f"{', '.join(modules)}: no earlier run to take up in {copy}")
+    changed = [
+        name
+        for name in _git("ls-files", "animalstore_client", "animalstore_client_pytest.py").split()
+        if not (copy / name).is_file() or (copy / name).read_bytes() != (REPO / name).read_bytes()
+    ]
+    if changed:
+        raise SystemExit(
+            f"{', '.join(modules)}: the code changed since its run ({', '.join(changed)}): "
+            "run it whole again, without --again"
+        )
+    for name in _git("ls-files", "--cached", "--others", "--exclude-standard", "tests").split():
+        for target in (copy / name, copy / "mutants" / name):
+            target.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(REPO / name, target)
+    names = [
+        name
+        for name, status in _statuses(copy).items()
+        if module_of(name, modules) in modules and status in SURVIVED | {"no tests"}
+    ]
+    log = copy.parent / f"{copy.name}.log"
+    print(f"{', '.join(modules)}: {len(names)} survivors again (log: {log})", flush=True)
+    if not names:
+        return _scores(copy, modules, known, None, started)
+    with log.open("a", encoding="utf-8") as output:
+        ran = _mutmut(copy, output, "run", "--max-children", str(jobs), *names)
+    return _scores(copy, modules, known, ran, started)
+
+
+def copy_of(modules: list[str]) -> Path:
+    """Return where the group of ``modules`` is mutated: named for its first module."""
+    return WORK / modules[0].replace("/", ".").removesuffix(".py")
+
+
+def _statuses(copy: Path) -> dict[str, str]:
     results = _mutmut(copy, None, "results", "--all", "true").stdout
-    statuses = dict(re.findall(r"^\s*(\S+): (.+?)\s*$", results, re.MULTILINE))
+    return dict(re.findall(r"^\s*(\S+): (.+?)\s*$", results, re.MULTILINE))
+
+
+def _scores(
+    copy: Path,
+    modules: list[str],
+    known: list[Equivalent],
+    ran: subprocess.CompletedProcess[str] | None,
+    started: float,
+) -> list[Score]:
+    statuses = _statuses(copy)
+    log = copy.parent / f"{copy.name}.log"
     if NO_MUTANTS in log.read_text(encoding="utf-8"):
         statuses = {}  # nothing mutmut would mutate: the score says so
-    elif ran.returncode != 0 or not statuses:
-        raise SystemExit(f"{', '.join(modules)}: mutmut failed (exit {ran.returncode}); see {log}")
+    elif (ran is not None and ran.returncode != 0) or not statuses:
+        code = "none" if ran is None else ran.returncode
+        raise SystemExit(f"{', '.join(modules)}: mutmut failed (exit {code}); see {log}")
     seconds = time.monotonic() - started
     scores = []
     for module in modules:
@@ -376,6 +438,11 @@ def main(argv: list[str] | None = None) -> int:
         "--jobs", type=int, default=os.cpu_count() or 1, help="mutants run at once (cores)"
     )
     parser.add_argument(
+        "--again",
+        action="store_true",
+        help="run the last run's survivors again against today's tests (the code unchanged)",
+    )
+    parser.add_argument(
         "--tests",
         nargs="+",
         metavar="PATH",
@@ -394,7 +461,11 @@ def main(argv: list[str] | None = None) -> int:
     scores = []
     # One group at a time: each run uses every core it is given. Tests given: one group.
     for group in [modules] if options.tests else groups(modules):
-        for score in mutate(group, options.jobs, known, tuple(options.tests)):
+        if options.again:
+            outcome = again(group, options.jobs, known)
+        else:
+            outcome = mutate(group, options.jobs, known, tuple(options.tests))
+        for score in outcome:
             print(score.line(), flush=True)
             scores.append(score)
     text = report(scores)

@@ -5,7 +5,10 @@ line's tests run ``animalstore`` for real): it puts ``tests/mutation/startup`` o
 ``PYTHONPATH``, whose ``sitecustomize`` writes what they reach to a file, and adds that file's
 names to what mutmut recorded for the test, before mutmut reads it at the test's teardown. It puts
 the mutated tree there too, before the installed package: the subprocesses of the mutant runs
-inherit ``MUTANT_UNDER_TEST``, import the mutated package, and so run the mutant.
+inherit ``MUTANT_UNDER_TEST``, import the mutated package, and so run the mutant. And it
+counts mutmut's trampoline, which it puts between each caller and each mutated function, as the
+SDK's own frame, so that a deprecation warning still points at the caller's line and its tests
+run (and kill) under mutation.
 """
 
 from __future__ import annotations
@@ -24,6 +27,10 @@ _HITS = "TESTS_MUTATION_HITS"
 
 def pytest_configure(config: pytest.Config) -> None:
     """Point the subprocesses at ``sitecustomize`` and at a fresh file for what they reach."""
+    from animalstore_client._core import deprecation
+
+    if "mutmut." not in deprecation._OWN_MODULES:
+        deprecation._OWN_MODULES += ("mutmut.",)
     fd, hits = tempfile.mkstemp(prefix="mutation-hits-")
     os.close(fd)
     os.environ[_HITS] = hits
