@@ -257,11 +257,6 @@ def _fast() -> Converter:
     return _make_converter(detailed=False)
 
 
-# The fast mode's hooks for each type, looked up once instead of dispatched on every call.
-_fast_hooks: dict[Any, Callable[[Any, Any], Any]] = {}
-_fast_unstructure_hooks: dict[type, Callable[[Any], Any]] = {}
-
-
 # Most programs never need these two.
 @functools.cache
 def _detailed() -> Converter:
@@ -277,12 +272,15 @@ def _python() -> Converter:
     return converter
 
 
+# The fast mode's hooks for each type, looked up once instead of dispatched on every call.
+@functools.cache
 def _fast_hook(type_: Any) -> Callable[[Any, Any], Any]:
-    """Return the fast mode's structure hook for ``type_``, dispatched once per type."""
-    hook = _fast_hooks.get(type_)
-    if hook is None:
-        hook = _fast_hooks[type_] = _fast().get_structure_hook(type_)
-    return hook
+    return _fast().get_structure_hook(type_)
+
+
+@functools.cache
+def _fast_unstructure_hook(cls: type) -> Callable[[Any], Any]:
+    return _fast().get_unstructure_hook(cls)
 
 
 def _problems(exc: BaseException, path: str) -> list[str]:
@@ -356,7 +354,8 @@ def structure(data: object, type_: type[T] | Any) -> T:
             fields, and ``problems`` lists them (every one, or the first few of a long list).
     """
     try:
-        return _fast_hook(type_)(data, type_)  # type: ignore[no-any-return]
+        # (A type is hashable; mypy's Hashable does not see it of `type[T]`.)
+        return _fast_hook(type_)(data, type_)  # type: ignore[arg-type, no-any-return]
     except Exception:
         # Diagnosed outside the handler: the error then chains nothing, and keeps no frame
         # (nor the data its locals hold) alive.
@@ -384,11 +383,7 @@ def unstructure(obj: object, *, use_api_names: bool = True) -> Any:
     """
     if not use_api_names:
         return _python().unstructure(obj)
-    cls = type(obj)
-    hook = _fast_unstructure_hooks.get(cls)
-    if hook is None:
-        hook = _fast_unstructure_hooks[cls] = _fast().get_unstructure_hook(cls)
-    return hook(obj)
+    return _fast_unstructure_hook(type(obj))(obj)  # type: ignore[arg-type]  # as above
 
 
 def _is_missing(value: object) -> bool:

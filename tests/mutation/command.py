@@ -317,29 +317,27 @@ def mutate(
 
 
 def again(modules: list[str], jobs: int, known: list[Equivalent]) -> list[Score]:
-    """Run the last run's survivors of ``modules`` (a group) again, against today's tests.
+    """Run the last run's survivors of ``modules`` (a group) again, against today's tree.
 
     For the tests written to kill them: the copy keeps the run's mutants and outcomes, takes
-    the tests as they are now (mutmut finds the new ones and what they reach), and runs
-    each survivor and each mutant no test reached again. Refused when the package's code
-    differs from the copy's: its mutants would no longer be the code's, so the run must be
-    made whole again.
+    every other file as it is now (the tests, the package's other modules; mutmut finds the new
+    tests and what they reach), and runs each survivor and each mutant no test reached again,
+    with the covering tests the run was made with. Refused when a module of the group differs
+    from its copy: its mutants would no longer be its code, so it must be run whole again.
     """
     started = time.monotonic()
     copy = copy_of(modules)
     if not (copy / "mutants").is_dir():
         raise SystemExit(f"{', '.join(modules)}: no earlier run to take up in {copy}")
-    changed = [
-        name
-        for name in _git("ls-files", "animalstore_client", "animalstore_client_pytest.py").split()
-        if not (copy / name).is_file() or (copy / name).read_bytes() != (REPO / name).read_bytes()
-    ]
+    changed = [name for name in modules if (copy / name).read_bytes() != (REPO / name).read_bytes()]
     if changed:
         raise SystemExit(
-            f"{', '.join(modules)}: the code changed since its run ({', '.join(changed)}): "
-            "run it whole again, without --again"
+            f"{', '.join(changed)}: changed since its run: run the group whole again, "
+            "without --again"
         )
-    for name in _git("ls-files", "--cached", "--others", "--exclude-standard", "tests").split():
+    for name in _git("ls-files", "-z", "--cached", "--others", "--exclude-standard").split("\0"):
+        if not name or name in modules or name == "pyproject.toml" or not (REPO / name).is_file():
+            continue
         for target in (copy / name, copy / "mutants" / name):
             target.parent.mkdir(parents=True, exist_ok=True)
             shutil.copy2(REPO / name, target)

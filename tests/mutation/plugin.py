@@ -8,12 +8,17 @@ the mutated tree there too, before the installed package: the subprocesses of th
 inherit ``MUTANT_UNDER_TEST``, import the mutated package, and so run the mutant. And it
 counts mutmut's trampoline, which it puts between each caller and each mutated function, as the
 SDK's own frame, so that a deprecation warning still points at the caller's line and its tests
-run (and kill) under mutation.
+run (and kill) under mutation. And while mutmut records which test reaches which function, it
+empties the SDK's memos (its ``functools`` caches, such as the converter's hooks for each type)
+before each test: a memoised function is run by the first test that needs it, and would be
+recorded for that test alone, so its mutants would run against it alone.
 """
 
 from __future__ import annotations
 
+import functools
 import os
+import sys
 import tempfile
 from pathlib import Path
 
@@ -42,6 +47,18 @@ def pytest_configure(config: pytest.Config) -> None:
 def pytest_unconfigure(config: pytest.Config) -> None:
     """Remove the file."""
     Path(os.environ.pop(_HITS)).unlink(missing_ok=True)
+
+
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    """While mutmut records what each test reaches, make the test run the SDK's memos again."""
+    if os.environ.get("MUTANT_UNDER_TEST") != "stats":
+        return
+    for name, module in list(sys.modules.items()):
+        if name.partition(".")[0] != "animalstore_client":
+            continue
+        for value in list(vars(module).values()):
+            if isinstance(value, functools._lru_cache_wrapper) and value.__module__ == name:
+                value.cache_clear()
 
 
 @pytest.hookimpl(tryfirst=True)
