@@ -320,8 +320,8 @@ def again(modules: list[str], jobs: int, known: list[Equivalent]) -> list[Score]
     """Run the last run's survivors of ``modules`` (a group) again, against today's tree.
 
     For the tests written to kill them: the copy keeps the run's mutants and outcomes, takes
-    every other file as it is now (the tests, the package's other modules; mutmut finds the new
-    tests and what they reach), and runs each survivor and each mutant no test reached again,
+    every file it does not mutate as it is now (the tests, the package's other modules; mutmut
+    finds the new tests and what they reach), and runs each survivor and each mutant no test reached again,
     with the covering tests the run was made with. Refused when a module of the group differs
     from its copy: its mutants would no longer be its code, so it must be run whole again.
     """
@@ -335,8 +335,10 @@ def again(modules: list[str], jobs: int, known: list[Equivalent]) -> list[Score]
             f"{', '.join(changed)}: changed since its run: run the group whole again, "
             "without --again"
         )
+    settings = tomllib.loads((copy / "pyproject.toml").read_text(encoding="utf-8"))
+    mutated = {*settings["tool"]["mutmut"]["only_mutate"], "pyproject.toml"}
     for name in _git("ls-files", "-z", "--cached", "--others", "--exclude-standard").split("\0"):
-        if not name or name in modules or name == "pyproject.toml" or not (REPO / name).is_file():
+        if not name or name in mutated or not (REPO / name).is_file():
             continue
         for target in (copy / name, copy / "mutants" / name):
             target.parent.mkdir(parents=True, exist_ok=True)
