@@ -321,9 +321,10 @@ def again(modules: list[str], jobs: int, known: list[Equivalent]) -> list[Score]
 
     For the tests written to kill them: the copy keeps the run's mutants and outcomes, takes
     every file it does not mutate as it is now (the tests, the package's other modules; mutmut
-    finds the new tests and what they reach), and runs each survivor and each mutant no test reached again,
-    with the covering tests the run was made with. Refused when a module of the group differs
-    from its copy: its mutants would no longer be its code, so it must be run whole again.
+    finds the new tests and what they reach), and runs each survivor and each mutant no test
+    reached again, with the covering tests the run was made with. Refused when a module of the
+    group differs from its copy: its mutants would no longer be its code, so it must be run
+    whole again.
     """
     started = time.monotonic()
     copy = copy_of(modules)
