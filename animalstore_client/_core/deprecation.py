@@ -207,7 +207,7 @@ def warn_deprecated(message: str) -> None:
 
     For the SDK's own deprecations (``get_pet``), on the client and its raw view alike.
     """
-    frame = _callers_frame(sys._getframe(1))
+    frame = _callers_frame()
     warnings.warn_explicit(
         message,
         DeprecationWarning,
@@ -215,19 +215,22 @@ def warn_deprecated(message: str) -> None:
         frame.f_lineno,
         module=frame.f_globals.get("__name__", "<string>"),
         registry=frame.f_globals.setdefault("__warningregistry__", {}),
-        module_globals=frame.f_globals,
     )
 
 
-def _callers_frame(frame: FrameType) -> FrameType:
-    """Return the first frame outside the SDK on the way up from ``frame``.
+def _callers_frame() -> FrameType:
+    """Return the first frame outside the SDK on the way up from here.
 
     Found by its module rather than counted as a ``stacklevel``, so that it holds however deep
     the client's own calls go, and whatever calls in between (a debugger's, a profiler's)
     add. The warning is then made as ``warnings.warn`` would make it there: the same file, line,
     module and once-per-place registry.
     """
-    while frame.f_back is not None and frame.f_globals.get("__name__", "").startswith(_OWN_MODULES):
+    frame = sys._getframe()
+    # str(): code run by exec() may have globals without a __name__ ("None" is no module here).
+    while frame.f_back is not None and str(frame.f_globals.get("__name__")).startswith(
+        _OWN_MODULES
+    ):
         frame = frame.f_back
     return frame
 

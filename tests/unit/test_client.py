@@ -174,9 +174,16 @@ def test_get_pet_warns_once_per_callers_line_under_the_default_filter(
     shown: list[tuple[str, int]] = []
 
     def show(
-        message: Warning | str, category: type[Warning], filename: str, lineno: int, *rest: object
+        message: Warning | str,
+        category: type[Warning],
+        filename: str,
+        lineno: int,
+        file: typing.TextIO | None = None,
+        line: str | None = None,
     ) -> None:
         shown.append((filename, lineno))
+        registry = globals()["__warningregistry__"]  # where warnings.warn keeps it, by place
+        assert (str(message), category, lineno) in registry
 
     with warnings.catch_warnings():
         warnings.resetwarnings()
@@ -192,6 +199,28 @@ def test_get_pet_warns_once_per_callers_line_under_the_default_filter(
 
     assert shown == [(__file__, first), (__file__, second)]
     assert mock_api.calls.call_count == 4
+    client.close()
+
+
+def test_get_pet_called_by_code_without_a_module_name_warns_as_python_would(
+    mock_api: respx.MockRouter,
+) -> None:
+    # Code run by exec() with globals of its own (a notebook's cell, a template): no __name__,
+    # which warnings.warn calls "<string>".
+    mock_api.get("/pets/7").respond(200, json=PET)
+    client = Client(api_key=API_KEY, base_url=BASE_URL)
+    code = compile("\nclient.get_pet(7)\n", "<cell 3>", "exec")
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        exec(code, {"client": client})
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        warnings.filterwarnings("ignore", category=DeprecationWarning, module=r"<string>\Z")
+        exec(code, {"client": client})  # not raised: the filter saw the module "<string>"
+
+    [warning] = caught
+    assert (warning.filename, warning.lineno) == ("<cell 3>", 2)
     client.close()
 
 
