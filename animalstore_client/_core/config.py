@@ -139,14 +139,15 @@ def _base_url(environment: object, base_url: object, environ: Mapping[str, str])
     return BASE_URLS[Environment.PRODUCTION], "environment"
 
 
-#: Whatever stands before an "@" in the authority: credentials, even where a missing scheme
-#: keeps the URL parser from seeing them as such ("user:password@host/v1").
-_CREDENTIALS = r"^([^/?#]*//)?[^/?#]*@"
-
-
 def _shown_url(url: str) -> str:
-    """Return ``url`` for an error message, with anything that may be credentials masked."""
-    return re.sub(_CREDENTIALS, r"\1***@", url)
+    """Return ``url`` for an error message, with anything that may be credentials masked.
+
+    All that stands before its last "@": a URL malformed enough to be refused may hold
+    credentials where no parser would look for them ("user:password@host/v1", a third slash
+    after the scheme, a "/" in an unencoded password).
+    """
+    _, at, rest = url.rpartition("@")
+    return f"***@{rest}" if at else url
 
 
 def _normalized_url(url: str, source: str) -> str:

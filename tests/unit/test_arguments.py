@@ -159,3 +159,127 @@ def test_a_name_with_a_lone_surrogate_is_rejected_before_sending(
         api.create_pet(name=name, category_id=3)
 
     assert route.call_count == 0
+
+
+# --- what a refusal says, exactly -----------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("operation", "arguments", "error", "message"),
+    [
+        (
+            "list_pets",
+            {"status": 5},
+            TypeError,
+            "status must be a str, got int 5",
+        ),
+        (
+            "create_pet",
+            {"status": "lost"},
+            ValueError,
+            "status must be one of 'available', 'pending', 'sold', got 'lost'",
+        ),
+        # A repr of 60 characters is shown whole; a longer one, its first 57 and "...".
+        (
+            "create_pet",
+            {"status": "s" * 58},
+            ValueError,
+            f"status must be one of 'available', 'pending', 'sold', got '{'s' * 58}'",
+        ),
+        (
+            "create_pet",
+            {"status": "s" * 59},
+            ValueError,
+            f"status must be one of 'available', 'pending', 'sold', got '{'s' * 56}...",
+        ),
+        (
+            "create_pet",
+            {"idempotency_key": ""},
+            ValueError,
+            "idempotency_key must be 1 to 255 printable ASCII characters without whitespace, "
+            "got ''",
+        ),
+        (
+            "create_pet",
+            {"idempotency_key": "a b"},
+            ValueError,
+            "idempotency_key must be 1 to 255 printable ASCII characters without whitespace, "
+            "got 'a b'",
+        ),
+        # An int of 192 bits is shown whole; a longer one, by its leading digits.
+        (
+            "get_pet",
+            {"pet_id": 2**192 - 1},
+            ValueError,
+            f"pet_id must be between {INT64_MIN} and {INT64_MAX}, got {2**192 - 1}",
+        ),
+        (
+            "get_pet",
+            {"pet_id": 2**192},
+            ValueError,
+            f"pet_id must be between {INT64_MIN} and {INT64_MAX}, "
+            "got 6.277102e+57 (approximately; too long to show)",
+        ),
+        (
+            "get_pet",
+            {"pet_id": -(2**200)},
+            ValueError,
+            f"pet_id must be between {INT64_MIN} and {INT64_MAX}, "
+            "got -1.606938e+60 (approximately; too long to show)",
+        ),
+    ],
+    ids=repr,
+)
+def test_a_refusal_names_the_argument_what_it_must_be_and_what_it_got(
+    api: Any,
+    routes: respx.MockRouter,
+    operation: str,
+    arguments: dict[str, object],
+    error: type[Exception],
+    message: str,
+) -> None:
+    with pytest.raises(error) as excinfo:
+        call(api, operation, arguments)
+    assert excinfo.type is error
+    assert str(excinfo.value) == message
+    assert len(routes.calls) == 0
+
+
+def test_a_one_character_idempotency_key_is_sent(api: Any, routes: respx.MockRouter) -> None:
+    call(api, "create_pet", {"idempotency_key": "k"})
+    assert routes.calls.last.request.headers["idempotency-key"] == "k"
+
+
+class OldNumpyBool:
+    """What numpy before 2.3 made of ``numpy.True_``: an index (1), of array kind ``"b"``."""
+
+    dtype = type("dtype", (), {"kind": "b"})()
+
+    def __index__(self) -> int:
+        return 1
+
+    def __repr__(self) -> str:
+        return "True"
+
+
+class HostileScalar:
+    """An index whose ``dtype`` raises: no reason to refuse the number it is."""
+
+    @property
+    def dtype(self) -> object:
+        raise RuntimeError("no dtype here")
+
+    def __index__(self) -> int:
+        return 4
+
+
+def test_a_boolean_of_the_array_protocol_is_not_taken_for_a_number(
+    api: Any, routes: respx.MockRouter
+) -> None:
+    with pytest.raises(TypeError) as excinfo:
+        api.list_pets(limit=OldNumpyBool())
+    assert str(excinfo.value) == "limit must be an int, got OldNumpyBool True"
+    assert len(routes.calls) == 0
+
+    api.list_pets(limit=HostileScalar())
+    assert str(routes.calls.last.request.url) == "https://api.test/v1/pets?limit=4"
