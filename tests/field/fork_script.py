@@ -6,10 +6,11 @@ Before forking, the parent makes a call, so that its pool holds an idle keep-ali
 the socket a child would share by mistake. Then parent and child each make CALLS calls at the
 same time, ``list_pets(limit=k)`` with k in 1..50 for the parent and 51..100 for the child
 (the store holds 100 pets), and count answers of the wrong length ("crossed") and errors.
-The child's first call is a raw one, made while the parent waits for it, and says whether it
-went out on the parent's pooled connection (the same local port: it must not). That shows a
-shared pool whatever the timing; crossed answers show it only when the two processes happen
-to use the socket at the same moment, which takes many calls.
+The child says which pool its client held before its first call (none: the one it inherited
+is set aside at the fork). Its first call is a raw one, made while the parent waits for it,
+and says whether it went out on the parent's pooled connection (the same local port: it must
+not). That shows a shared pool whatever the timing; crossed answers show it only when the two
+processes happen to use the socket at the same moment, which takes many calls.
 The child closes its client, drops it, and says whether the pool it inherited got closed (it
 must not be: it holds the parent's sockets); then it exits normally (finalizers and atexit
 run). Last, the parent calls once more: the answer must come on the connection it had before
@@ -62,9 +63,11 @@ def run_sync() -> dict[str, Any]:
     if pid == 0:
         os.close(read_end)
         os.close(go_read)
+        pool_before = repr(client._pool.http)
         first_port = local_port(client.with_raw_response.list_pets(limit=51))
         os.write(go_write, b"!")
-        outcome = tally(range(51, 101), lambda limit: client.list_pets(limit=limit))
+        outcome: dict[str, Any] = {"pool_before_first_call": pool_before}
+        outcome |= tally(range(51, 101), lambda limit: client.list_pets(limit=limit))
         outcome["on_parents_connection"] = first_port == port_before
         client.close()
         del client
@@ -96,12 +99,17 @@ def run_async() -> dict[str, Any]:
     if pid == 0:
         os.close(read_end)
         os.close(go_read)
+        pool_before = repr(client._pool.http)
 
         async def child_main() -> dict[str, Any]:
             # A new event loop in the child, as a worker process would start.
             raw = await client.with_raw_response.list_pets(limit=51)
             os.write(go_write, b"!")
-            outcome: dict[str, Any] = {"crossed": 0, "errors": 0}
+            outcome: dict[str, Any] = {
+                "pool_before_first_call": pool_before,
+                "crossed": 0,
+                "errors": 0,
+            }
             outcome["on_parents_connection"] = local_port(raw) == port_before
             for index in range(calls):
                 limit = 51 + index % 50
