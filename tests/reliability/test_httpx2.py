@@ -159,6 +159,22 @@ def test_a_client_of_the_wrong_kind_is_refused_with_both_names(httpx2: Any) -> N
     asyncio.run(async_http.aclose())
 
 
+def test_a_client_of_another_library_is_named_as_its_package_exports_it() -> None:
+    # aiohttp.ClientSession, as users import it: not aiohttp.client.ClientSession, where the
+    # class is defined (type(session).__module__).
+    import aiohttp
+
+    async def refused() -> TypeError:
+        async with aiohttp.ClientSession() as session:
+            with pytest.raises(TypeError) as caught:
+                Client(api_key=API_KEY, http_client=cast(Any, session))
+            return caught.value
+
+    assert str(asyncio.run(refused())) == (
+        "http_client must be an httpx.Client or an httpx2.Client; got aiohttp.ClientSession"
+    )
+
+
 def run_python(code: str, *args: str) -> subprocess.CompletedProcess[str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("ANIMALSTORE_")}
     env["PYTHONPATH"] = str(REPO)
