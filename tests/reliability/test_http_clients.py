@@ -532,15 +532,25 @@ def test_without_the_extra_default_aio_http_client_says_how_to_install_it(missin
         except ImportError as exc:
             print(type(exc).__name__)
             print(exc)
+        # What sphinx-autodoc-typehints or pydantic read: the annotation naming the library.
+        import typing
+        try:
+            typing.get_type_hints(animalstore_client.DefaultAioHttpClient)
+        except ImportError as exc:
+            print(exc)
         AsyncClient(api_key="k")  # the default backend is unaffected
         """
     )
     assert result.returncode == 0, result.stderr
-    kind, message = result.stdout.splitlines()
+    kind, message, annotation_message = result.stdout.splitlines()
     assert kind == "ImportError"
     assert "install the SDK's aiohttp extra, or aiohttp itself with: " in message
     assert message.endswith("pip install 'aiohttp>=3.12'")
     assert missing in message
+    assert annotation_message == (
+        "the SDK's factory for it needs aiohttp (aiohttp is missing): install the SDK's aiohttp "
+        "extra, or aiohttp itself with: pip install 'aiohttp>=3.12'"
+    )
 
 
 # -- the SDK on both async backends ---------------------------------------------------------------
