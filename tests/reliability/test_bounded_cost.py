@@ -21,6 +21,7 @@ import time
 from collections.abc import Callable, Iterator
 from typing import Any, ClassVar
 
+import httpx
 import pytest
 
 from animalstore_client import (
@@ -353,6 +354,27 @@ def test_an_abandoned_sync_attempt_stops_reading_a_dripping_body(
 
 def _attempt_threads() -> list[threading.Thread]:
     return [t for t in threading.enumerate() if t.name == "animalstore-attempt"]
+
+
+def test_a_sync_attempt_under_a_deadline_runs_in_a_daemon_thread_named_for_it(
+    server: FaultServer,
+) -> None:
+    # A daemon, so that an attempt abandoned at its deadline never holds up the interpreter's
+    # exit; named, so that logs (%(threadName)s), debuggers and _attempt_threads() tell it apart.
+    from animalstore_client import Client
+
+    server.script(Reply(200, json=[PET]))
+    threads: list[threading.Thread] = []
+
+    def seen(request: httpx.Request) -> None:
+        threads.append(threading.current_thread())
+
+    with (
+        httpx.Client(event_hooks={"request": [seen]}) as http,
+        Client(api_key="k", base_url=server.base_url, deadline=10, http_client=http) as client,
+    ):
+        assert [pet.id for pet in client.list_pets()] == [1]
+    assert [(thread.name, thread.daemon) for thread in threads] == [("animalstore-attempt", True)]
 
 
 def test_the_raw_response_of_a_capped_read_has_its_elapsed_time(
