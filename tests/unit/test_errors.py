@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pickle
 from collections.abc import Callable
 
 import httpx
@@ -143,6 +144,47 @@ def test_a_long_non_error_body_is_cut_to_one_line(api: Api, mock_api: respx.Mock
     assert len(text) < 400
 
 
+EMOJI = "🐕"  # four bytes of UTF-8
+
+
+@pytest.mark.parametrize(
+    ("body", "shown"),
+    [
+        # At most 300 characters, from at most 1,200 bytes: " ..." says there was more.
+        ("a" * 300, "a" * 300),
+        ("a" * 301, "a" * 300 + " ..."),
+        (EMOJI * 300, EMOJI * 300),  # 1,200 bytes
+        (EMOJI * 300 + "b", EMOJI * 300 + " ..."),  # 1,201 bytes, still 300 characters read
+        ("a\n\t b\r\n", "a b"),  # whitespace folded
+    ],
+    ids=["300-chars", "301-chars", "1200-bytes", "1201-bytes", "folded"],
+)
+def test_a_non_error_body_is_shown_up_to_its_limits(
+    api: Api, mock_api: respx.MockRouter, body: str, shown: str
+) -> None:
+    mock_api.get("/pets").respond(418, content=body.encode())  # not retried
+
+    with pytest.raises(sdk.APIStatusError) as caught:
+        api.list_pets()
+
+    assert caught.value.message == shown
+    assert str(caught.value) == f"418: {shown}"
+
+
+def test_an_empty_body_is_shown_by_its_reason_or_said_empty(
+    api: Api, mock_api: respx.MockRouter
+) -> None:
+    mock_api.get("/pets").respond(418, content=b"")
+    with pytest.raises(sdk.APIStatusError) as caught:
+        api.list_pets()
+    assert str(caught.value) == "418: I'm a teapot"
+
+    mock_api.get("/pets").respond(499, content=b"")  # a status without a reason phrase
+    with pytest.raises(sdk.APIStatusError) as caught:
+        api.list_pets()
+    assert str(caught.value) == "499: (empty body)"
+
+
 @pytest.mark.parametrize(
     ("body", "problem"),
     [
@@ -177,8 +219,24 @@ def test_raw_response_defers_validation_to_parse(api: Api, mock_api: respx.MockR
     raw = api.with_raw_response.create_pet(name="Rex", category_id=3)
 
     assert raw.status_code == 201
+    assert raw.content == b'{"id":"x"}'
     with pytest.raises(APIResponseValidationError, match=r"\$\.id: expected an integer"):
         raw.parse()
+
+
+def test_a_raw_response_pickles_as_itself(api: Api, mock_api: respx.MockRouter) -> None:
+    mock_api.post("/pets").respond(201, json={"id": 1, "name": "Rex", "categoryId": 3})
+
+    raw = api.with_raw_response.create_pet(name="Rex", category_id=3)
+    copied = pickle.loads(pickle.dumps(raw))
+
+    assert type(copied) is type(raw)
+    assert (copied.status_code, copied.content, copied.retries_taken) == (
+        201,
+        raw.content,
+        raw.retries_taken,
+    )
+    assert copied.parse() == raw.parse()
 
 
 #: How a GET that provably was not sent ends its message.

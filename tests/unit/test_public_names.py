@@ -163,6 +163,13 @@ def test_instances_pickle_by_public_names_into_a_fresh_process() -> None:
     assert lines[2] == "True"  # NOT_GIVEN is still the one instance
 
 
+def test_not_given_is_one_falsy_instance_shown_by_its_name() -> None:
+    assert sdk.NotGiven() is NOT_GIVEN
+    assert bool(NOT_GIVEN) is False
+    assert repr(NOT_GIVEN) == "NOT_GIVEN"
+    assert pickle.loads(pickle.dumps(NOT_GIVEN)) is NOT_GIVEN
+
+
 @pytest.mark.parametrize("cls", CLASSES)
 def test_type_hints_of_public_classes_resolve(cls: type) -> None:
     # Tools that read annotations (cattrs, pydantic, Sphinx) resolve them in the module that
