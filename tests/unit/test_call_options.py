@@ -328,6 +328,11 @@ def test_fresh_idempotency_keys_are_canonical_random_uuid4s(
         varying |= key.int ^ parsed[0].int
     assert varying == random_mask
     assert all(key.int & ~random_mask == fixed for key in parsed)
+    # Each random bit is its own: no octet's bits repeat a neighbour's (1 chance in 16 ** 500
+    # of failing by luck for the version's octet, 64 ** 500 for the variant's).
+    octets = [key.bytes for key in parsed]
+    assert any(o[6] & 0x0F != o[7] & 0x0F for o in octets)
+    assert any(o[8] & 0x3F != o[9] & 0x3F for o in octets)
 
 
 def test_an_idempotency_key_of_255_characters_is_accepted(
