@@ -287,14 +287,19 @@ def groups(modules: list[str]) -> list[list[str]]:
     return list(by_tests.values())
 
 
-def module_of(mutant: str, modules: list[str]) -> str:
-    """Return the one of ``modules`` a mutant is in, by its name (``pkg.mod.x_f__mutmut_3``)."""
+def module_of(mutant: str, modules: list[str]) -> str | None:
+    """Return the one of ``modules`` a mutant is in, by its name (``pkg.mod.x_f__mutmut_3``).
+
+    ``None`` for a mutant of none of them (``--again`` on part of a run's group).
+    """
     dotted = {
         module.removesuffix(".py").removesuffix("/__init__").replace("/", "."): module
         for module in modules
     }
-    owners = [name for name in dotted if mutant.startswith(name + ".")]
-    return dotted[max(owners, key=len)]
+    # mutmut names a function's mutants x_<function> or xǁ<class>ǁ<method> after its module:
+    # "pkg._cli.bulk.x_f" is bulk's, not the package "pkg._cli"'s.
+    module, _, _ = mutant.rpartition(".x")
+    return dotted.get(module)
 
 
 def mutate(

@@ -158,3 +158,4 @@ def test_each_mutant_is_scored_in_its_own_module(mutant: str, module: str) -> No
         "animalstore_client_pytest.py",
     ]
     assert command.module_of(mutant, modules) == module
+    assert command.module_of(mutant, [m for m in modules if m != module]) is None
