@@ -9,6 +9,7 @@ service which does not deduplicate by ``Idempotency-Key`` may have created twice
 from __future__ import annotations
 
 import contextlib
+import math
 import shutil
 import time
 from array import array
@@ -92,7 +93,7 @@ class Progress:
         self._bar = bar
         self._fraction = fraction
         self._started = time.monotonic()
-        self._drawn_at = 0.0
+        self._drawn_at = -math.inf  # never: the first update draws
         self._drawn = False
 
     def update(self, tally: Tally) -> None:
@@ -111,7 +112,7 @@ class Progress:
         """Write ``message`` on a line of its own, above the bar."""
         self._write(("\r\x1b[K" if self._drawn else "") + message + "\n")
         self._drawn = False
-        self._drawn_at = 0.0  # the bar comes back at the next update
+        self._drawn_at = -math.inf  # the bar comes back at the next update
 
     def bar_line(self, tally: Tally, now: float) -> str:
         """Return the bar's text: how far, done, failed, rate and time left.

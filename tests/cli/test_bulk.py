@@ -525,6 +525,11 @@ def test_a_bad_csv_header_stops_the_run_before_anything_is_sent(
         ("--from-file pets.jsonl -o table", "prints a JSON line per record, not -o table"),
         ("--from-file pets.jsonl --concurrency 0", "argument --concurrency: must be 1 to 100"),
         ("--from-file pets.jsonl --concurrency 101", "must be 1 to 100, got 101"),
+        (
+            "--from-file pets.jsonl --concurrency x",
+            "argument --concurrency: not a whole number: 'x'",
+        ),
+        ("--from-file pets.jsonl --status sold", "not allowed with argument --status"),
         ("--from-file pets.jsonl --format xml", "argument --format: invalid choice: 'xml'"),
         ("--name Rex --category-id 1 --journal j", "argument --journal: only with --from-file"),
         ("--name Rex --concurrency 2", "argument --concurrency: only with --from-file"),
@@ -542,6 +547,33 @@ def test_usage_errors_exit_2_and_send_nothing(
     [error] = run.stderr.splitlines()
     assert error.startswith("error: ")
     assert message in error
+    assert dedup.store.requests == []
+
+
+def test_json_lines_and_the_most_calls_at_once_are_allowed(dedup: Server, tmp_path: Path) -> None:
+    source = pets_file(tmp_path / "pets.jsonl", 3)
+    run = animalstore(
+        f"pets create --from-file {source} -o jsonl --concurrency 100", dedup.base_url
+    )
+    assert run.returncode == 0
+    outcomes = [json.loads(line) for line in run.stdout.splitlines()]
+    assert sorted((o["line"], o["status"], o["pet"]["name"]) for o in outcomes) == [
+        (1, "created", "pet-1"),
+        (2, "created", "pet-2"),
+        (3, "created", "pet-3"),
+    ]
+
+
+def test_a_client_setting_refused_is_an_error_json_line_with_jsonl(
+    dedup: Server, tmp_path: Path
+) -> None:
+    source = pets_file(tmp_path / "pets.jsonl", 2)
+    run = animalstore(f"--timeout -1 pets create --from-file {source} -o jsonl", dedup.base_url)
+    assert (run.returncode, run.stdout) == (2, "")
+    error = json.loads(run.stderr)
+    assert error["code"] == "invalid_argument"
+    assert error["message"].startswith("timeout must be ")
+    assert error["status"] is None
     assert dedup.store.requests == []
 
 

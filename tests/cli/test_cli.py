@@ -1203,3 +1203,19 @@ def test_mock_server_serves_what_its_options_say(
 
     assert invoke(argv, {"ANIMALSTORE_API_KEY": None}).returncode == 0
     assert served == [asked]
+
+
+def test_an_unexpected_error_is_not_taken_for_an_api_error(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # A bug (here, one put into the client by the test) keeps its traceback: no exit status of
+    # the command line's stands for it.
+    import animalstore_client
+
+    def broken(self: object, **options: object) -> object:
+        raise RuntimeError("a bug")
+
+    monkeypatch.setattr(animalstore_client.Client, "list_pets", broken)
+    environ = {"ANIMALSTORE_BASE_URL": "http://127.0.0.1:9/v1", "ANIMALSTORE_API_KEY": KEY}
+    with pytest.raises(RuntimeError, match=r"^a bug$"):
+        invoke(["pets", "list"], environ)

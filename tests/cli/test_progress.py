@@ -239,3 +239,43 @@ def test_a_stderr_that_cannot_be_written_is_let_be(clock: Clock) -> None:
     bar.update(Tally(created=1, read=1))
     bar.note("lost")
     bar.finish(Tally(created=1, read=1), journal=None, stopped=None)
+
+
+def test_the_first_update_draws_however_early(clock: Clock) -> None:
+    clock.now = 0.0  # a monotonic clock may start anywhere, 0 included
+    stream = io.StringIO()
+    bar = Progress(stream, bar=True, fraction=lambda: None)
+    clock.now += 0.05
+
+    bar.update(Tally(created=1, read=1))
+
+    assert stream.getvalue() == "\r1 done  0 failed  20/s\x1b[K"
+
+
+def test_the_summarys_rate_is_per_second_of_the_run() -> None:
+    [line] = Progress.summary(Tally(created=3, read=3), elapsed=0.5, journal=None, stopped=None)
+    assert line.endswith("; 0.5 s, 6/s; no journal")
+
+
+def test_the_summary_says_where_the_keys_of_lost_answers_are_without_a_journal() -> None:
+    lines = Progress.summary(
+        Tally(unknown=1, read=1, lost=array("q", [4])), elapsed=1.0, journal=None, stopped=None
+    )
+    assert lines[1] == (
+        "answer lost for 1 record(s), which may have been created: line(s) 4; without --journal "
+        "their keys are only in the output above"
+    )
+
+
+@pytest.mark.parametrize(("count", "more"), [(50, ""), (51, " and 1 more (see stdout)")])
+def test_the_summary_lists_fifty_lines_and_counts_any_more(count: int, more: str) -> None:
+    lines = Progress.summary(
+        Tally(unknown=count, read=count, lost=array("q", range(1, count + 1))),
+        elapsed=1.0,
+        journal=None,
+        stopped=None,
+    )
+    listed = ", ".join(str(n) for n in range(1, 51))
+    assert lines[1].startswith(
+        f"answer lost for {count} record(s), which may have been created: line(s) {listed}{more}; "
+    )

@@ -118,6 +118,7 @@ COVERING_TESTS: dict[str, tuple[str, ...]] = {
         "tests/cli/test_cli_advice.py",
         "tests/cli/test_bulk.py",
         "tests/cli/test_progress.py",
+        "tests/cli/test_feed.py",
         "tests/cli/test_records.py",
         "tests/cli/test_csv_integer_cells.py",
         "tests/cli/test_output.py",
