@@ -8,10 +8,11 @@ the mutated tree there too, before the installed package: the subprocesses of th
 inherit ``MUTANT_UNDER_TEST``, import the mutated package, and so run the mutant. And it
 counts mutmut's trampoline, which it puts between each caller and each mutated function, as the
 SDK's own frame, so that a deprecation warning still points at the caller's line and its tests
-run (and kill) under mutation. And while mutmut records which test reaches which function, it
-empties the SDK's memos (its ``functools`` caches, such as the converter's hooks for each type)
-before each test: a memoised function is run by the first test that needs it, and would be
-recorded for that test alone, so its mutants would run against it alone.
+run (and kill) under mutation. And it empties the SDK's memos (its ``functools`` caches, such
+as the converter's hooks for each type) as each run of the tests starts, and, while mutmut
+records which test reaches which function, before each test: a memoised function is run by
+the first test that needs it (or before mutmut forks the mutant's run, with the unmutated code),
+and would be recorded for that test alone, or never run under the mutant.
 """
 
 from __future__ import annotations
@@ -49,10 +50,23 @@ def pytest_unconfigure(config: pytest.Config) -> None:
     Path(os.environ.pop(_HITS)).unlink(missing_ok=True)
 
 
+def pytest_sessionstart(session: pytest.Session) -> None:
+    """Start each run of the tests with the SDK's memos empty.
+
+    mutmut forks each mutant's run from a process that has imported the tests, and may have
+    run them: a memo filled there (a converter's hook, made by the unmutated function) would
+    keep the mutant from ever running.
+    """
+    _forget_memos()
+
+
 def pytest_runtest_setup(item: pytest.Item) -> None:
     """While mutmut records what each test reaches, make the test run the SDK's memos again."""
-    if os.environ.get("MUTANT_UNDER_TEST") != "stats":
-        return
+    if os.environ.get("MUTANT_UNDER_TEST") == "stats":
+        _forget_memos()
+
+
+def _forget_memos() -> None:
     for name, module in list(sys.modules.items()):
         if name.partition(".")[0] != "animalstore_client":
             continue
