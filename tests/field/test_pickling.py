@@ -174,6 +174,7 @@ def test_pickled_errors_never_hold_the_key(name: str, protocol: int) -> None:
 
 def test_notes_and_attributes_added_by_the_application_are_kept() -> None:
     error = status_error(status_response(404, error_body(404)))
+    assert str(error) == "404 some_code: failed with 404 (request id req_7)"  # no base_url: no hint
     if sys.version_info >= (3, 11):
         error.add_note("while restocking")
     error.shelf = 7  # type: ignore[attr-defined]

@@ -314,6 +314,7 @@ CREDENTIALS = "base_url must not contain credentials (user:password@); pass the 
     ("url", "message"),
     [
         ("user:hunter2@api.test/v1", f"{ABSOLUTE}'***@api.test/v1'"),
+        ("us@r:hunter2@api.test/v1", f"{ABSOLUTE}'***@api.test/v1'"),  # up to the last "@"
         ("api.test//u:hunter2@x/v1", f"{ABSOLUTE}'***@x/v1'"),
         ("https:///u:hunter2@x", f"{ABSOLUTE}'***@x'"),
         ("https:u:hunter2@x/v1", f"{ABSOLUTE}'***@x/v1'"),

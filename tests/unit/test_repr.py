@@ -69,3 +69,32 @@ def test_a_constructor_error_formatted_with_its_locals_shows_the_error(
     assert "must be an absolute http(s) URL" in text
     assert "repr() failed" not in text
     assert f"self = <{client_class.__name__} (not configured)>" in text
+
+
+def test_tolerant_repr_keeps_what_works_and_names_the_class_for_what_raises() -> None:
+    # Applied here, at test time: the package's own classes were decorated at import.
+    from animalstore_client._core.safe_repr import tolerant_repr
+
+    @tolerant_repr
+    class Half:
+        def __init__(self, ready: bool) -> None:
+            if ready:
+                self.name = "Rex"
+
+        def __repr__(self) -> str:
+            return f"Half({self.name!r})"
+
+        def __str__(self) -> str:
+            return f"half {self.name}"
+
+    @tolerant_repr
+    class NoStr:
+        def __repr__(self) -> str:
+            raise ValueError("broken")
+
+    assert (repr(Half(True)), str(Half(True))) == ("Half('Rex')", "half Rex")
+    assert (repr(Half(False)), str(Half(False))) == ("<Half (incomplete)>",) * 2
+    assert Half.__repr__.__name__ == "__repr__"  # wrapped, not renamed
+    assert Half.__str__.__qualname__.endswith("Half.__str__")
+    assert "__str__" not in vars(NoStr)  # no __str__ of its own: none is added
+    assert (repr(NoStr()), str(NoStr())) == ("<NoStr (incomplete)>",) * 2
