@@ -5,6 +5,7 @@ and from a pipe through its thread, and nothing more once it is stopped.
 from __future__ import annotations
 
 import asyncio
+import io
 import os
 import threading
 from pathlib import Path
@@ -77,3 +78,35 @@ def test_a_pipe_is_read_by_a_thread_and_stopping_wakes_a_wait() -> None:
             return seen
 
     assert asyncio.run(run()) == [[1], None, None]
+
+
+class FailingInput(io.RawIOBase):
+    """A pipe-like input (no file behind it) whose second read fails, as a dropped mount does."""
+
+    def __init__(self) -> None:
+        self.lines = [b'{"name": "pet-1", "categoryId": 1}\n']
+
+    def readable(self) -> bool:
+        return True
+
+    def fileno(self) -> int:
+        raise OSError("not a file")
+
+    def readline(self, size: int | None = -1) -> bytes:
+        if self.lines:
+            return self.lines.pop()
+        raise OSError(5, "Input/output error")
+
+
+@pytest.mark.timeout(10)
+def test_a_read_error_is_raised_once_then_the_feed_is_over() -> None:
+    async def run() -> list[object]:
+        stream = FailingInput()
+        feed = Feed(read_records(stream, "jsonl"), stream, 3)  # type: ignore[arg-type]
+        seen: list[object] = [lines_of(await feed.next_group())]
+        with pytest.raises(OSError, match="Input/output error"):
+            await feed.next_group()
+        seen.append(await asyncio.wait_for(feed.next_group(), 5))  # over: no wait for more
+        return seen
+
+    assert asyncio.run(run()) == [[1], None]

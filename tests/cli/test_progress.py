@@ -279,3 +279,15 @@ def test_the_summary_lists_fifty_lines_and_counts_any_more(count: int, more: str
     assert lines[1].startswith(
         f"answer lost for {count} record(s), which may have been created: line(s) {listed}{more}; "
     )
+
+
+def test_the_bar_is_redrawn_once_a_tenth_of_a_second_has_passed(clock: Clock) -> None:
+    clock.now = 0.0  # 0.1 - 0.0 is 0.1 exactly in floating point
+    stream = io.StringIO()
+    bar = Progress(stream, bar=True, fraction=lambda: None)
+    bar.update(Tally(created=1, read=1))
+    clock.now = 0.1
+
+    bar.update(Tally(created=2, read=2))
+
+    assert stream.getvalue().count("\r") == 2
