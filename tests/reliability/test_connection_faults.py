@@ -54,6 +54,9 @@ BROKEN: dict[str, Action] = {
 }
 #: A read or connect timeout short enough to cost the test little.
 SHORT_TIMEOUT = 0.05
+#: A stalled server's timeout: the read's short, the other phases long enough for a loaded
+#: machine to connect and send, so that the server has the request when the read times out.
+READ_TIMEOUT = httpx.Timeout(5.0, read=SHORT_TIMEOUT)
 #: When a stalled server hangs up (APIConnectionError): a call that is still waiting then did
 #: not time out when it should have. It never costs its length: the server's close ends it.
 HANG_UP_AFTER = 1.0
@@ -72,7 +75,7 @@ def test_a_stalled_server_times_out_within_the_timeout(
     server: FaultServer, make_client: Callable[..., Api]
 ) -> None:
     server.script(Hangup(delay=HANG_UP_AFTER))
-    api = make_client(server, timeout=SHORT_TIMEOUT, max_retries=0)
+    api = make_client(server, timeout=READ_TIMEOUT, max_retries=0)
 
     started = time.monotonic()
     with pytest.raises(APITimeoutError) as caught:
@@ -93,7 +96,7 @@ def test_a_stalled_get_is_retried_then_times_out(
     server: FaultServer, make_client: Callable[..., Api], sleeps: list[float]
 ) -> None:
     server.script(Hangup(delay=HANG_UP_AFTER), Hangup(delay=HANG_UP_AFTER))
-    api = make_client(server, timeout=SHORT_TIMEOUT, max_retries=1)
+    api = make_client(server, timeout=READ_TIMEOUT, max_retries=1)
 
     with pytest.raises(APITimeoutError) as caught:
         api.list_pets()
@@ -394,7 +397,7 @@ NOT_SENT = "; not sent: the request provably never reached the service, and call
 #: Each loses the answer to a request the server has read: a hang-up, and a read timeout.
 LOST = {
     "hangup": (Hangup(), APIConnectionError, 5.0),
-    "read-timeout": (Hangup(delay=HANG_UP_AFTER), APITimeoutError, SHORT_TIMEOUT),
+    "read-timeout": (Hangup(delay=HANG_UP_AFTER), APITimeoutError, READ_TIMEOUT),
 }
 
 
@@ -405,7 +408,7 @@ def test_a_create_whose_answer_was_lost_says_the_animal_may_have_been_created(
     sleeps: list[float],
     fault: Action,
     error_class: type[APIConnectionError],
-    timeout: float,
+    timeout: float | httpx.Timeout,
 ) -> None:
     server.script(fault, Reply(201, json=PET))
     api = make_client(server, timeout=timeout, max_retries=2)
@@ -430,7 +433,7 @@ def test_a_get_whose_answer_was_lost_claims_neither(
     make_client: Callable[..., Api],
     fault: Action,
     error_class: type[APIConnectionError],
-    timeout: float,
+    timeout: float | httpx.Timeout,
 ) -> None:
     # A GET changes nothing, and its request may have reached the service: nothing to add.
     server.script(fault)
