@@ -327,8 +327,9 @@ def again(modules: list[str], jobs: int, known: list[Equivalent]) -> list[Score]
 
     For the tests written to kill them: the copy keeps the run's mutants and outcomes, takes
     every file it does not mutate as it is now (the tests, the package's other modules; mutmut
-    finds the new tests and what they reach), and runs each survivor and each mutant no test
-    reached again, with the covering tests the run was made with. Refused when a module of the
+    finds the new tests and what they reach), and runs each survivor, each mutant no test
+    reached and each it never got to (a run cut short) again, with the covering tests the run
+    was made with. Refused when a module of the
     group differs from its copy: its mutants would no longer be its code, so it must be run
     whole again.
     """
@@ -353,7 +354,7 @@ def again(modules: list[str], jobs: int, known: list[Equivalent]) -> list[Score]
     names = [
         name
         for name, status in _statuses(copy).items()
-        if module_of(name, modules) in modules and status in SURVIVED | {"no tests"}
+        if module_of(name, modules) in modules and status in SURVIVED | {"no tests", "not checked"}
     ]
     log = copy.parent / f"{copy.name}.log"
     print(f"{', '.join(modules)}: {len(names)} survivors again (log: {log})", flush=True)
