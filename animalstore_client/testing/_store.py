@@ -185,7 +185,8 @@ class FakeAnimalStore:
         keys = list(api_keys)
         self._api_keys = frozenset(keys)
         self._first_key = keys[0] if keys else None  # the key `client()` uses
-        self._lock = threading.Lock()
+        # A condition, so that wait_for_requests can wait for what another thread records.
+        self._lock = threading.Condition(threading.Lock())
         self._pets: dict[int, Pet] = {}
         self._requests: list[RecordedRequest] = []
         self._next_pet_id = 1
@@ -213,6 +214,30 @@ class FakeAnimalStore:
         """
         with self._lock:
             return list(self._requests)
+
+    def wait_for_requests(self, count: int, timeout: float) -> bool:
+        """Wait until the store has received ``count`` requests (since it was made or reset).
+
+        For tests against :meth:`serve`: a client that gave up (its timeout or ``deadline``
+        passed) may have sent a request that the server's thread has not read yet, on a
+        loaded machine; ``requests`` and ``pets`` show it once this returns ``True``.
+
+        Args:
+            count: how many requests, at least.
+            timeout: the most seconds to wait.
+
+        Returns:
+            Whether the store had received them within ``timeout``.
+
+        Raises:
+            TypeError: ``count`` is not an int or ``timeout`` not a number.
+        """
+        if isinstance(count, bool) or not isinstance(count, int):
+            raise TypeError(f"count must be an int, got {type(count).__name__}")
+        if isinstance(timeout, bool) or not isinstance(timeout, (int, float)):
+            raise TypeError(f"timeout must be a number of seconds, got {type(timeout).__name__}")
+        with self._lock:
+            return self._lock.wait_for(lambda: len(self._requests) >= count, timeout)
 
     def add_pet(
         self,
@@ -493,6 +518,7 @@ class FakeAnimalStore:
         request = _record(method, path, query, headers, body)
         with self._lock:
             self._requests.append(request)
+            self._lock.notify_all()
             return self._answer(request)
 
     def _exchange(
@@ -505,6 +531,7 @@ class FakeAnimalStore:
         request = _record(method, path, query, headers, body)
         with self._lock:
             self._requests.append(request)
+            self._lock.notify_all()
             # Taken under the store's lock, so faults go in the order requests are recorded.
             fault = self._faults.take(_operation_of(method, path))
             if fault is None:
