@@ -69,24 +69,12 @@ class DripServer(RawServer):
         self.mode = mode
         self.interval = interval
         self.requests = 0
-        self._counted = threading.Condition()
         super().__init__()
-
-    def wait_for_requests(self, count: int, timeout: float) -> bool:
-        """Wait until it has read ``count`` requests; return whether it had.
-
-        A client that gave up at its deadline may have sent a request this server's thread
-        had not read yet (on a loaded machine).
-        """
-        with self._counted:
-            return self._counted.wait_for(lambda: self.requests >= count, timeout)
 
     def serve(self, connection: socket.socket) -> None:
         if self.read_head(connection) is None:
             return
-        with self._counted:
-            self.requests += 1
-            self._counted.notify_all()
+        self.requests += 1
         connection.sendall(self.HEADS[self.mode])
         while not self.wait(self.interval):
             if self.mode != "silent":
@@ -243,9 +231,11 @@ def test_the_deadline_bounds_a_call_against_a_dripping_server(
     assert f"deadline={DEADLINE:g} s passed" in str(caught.value)
     # The attempt was given the time left, at most, in all and in each phase.
     assert_given_at_most(granted, DEADLINE)
-    # Cut off at the deadline, the call is not retried: one request, on one connection.
-    assert server.wait_for_requests(1, timeout=5)
-    assert (server.connections, server.requests) == (1, 1)
+    # Cut off at the deadline, the call is not retried: one attempt (assert_given_at_most), so
+    # one connection and one request at most. Not exactly one: on a loaded machine the deadline
+    # may pass before a create's body is sent whole or the server's thread has read it.
+    assert server.connections <= 1
+    assert server.requests <= 1
 
 
 def test_a_per_call_deadline_overrides_the_clients(

@@ -957,3 +957,37 @@ def test_a_query_the_spec_does_not_allow_is_answered_as_docs_assumptions_says(
     assumptions = (Path(__file__).resolve().parents[2] / "docs" / "assumptions.md").read_text()
     said = " ".join(assumptions.split())
     assert f'`GET /pets?status=AAA` answers 400 `invalid_parameter`, "{message}"' in said
+
+
+def test_wait_for_requests_returns_once_a_served_store_has_read_them() -> None:
+    store = FakeAnimalStore(api_keys=["k"])
+    with store.serve() as base_url, httpx.Client() as http:
+        assert store.wait_for_requests(0, timeout=0) is True
+        assert store.wait_for_requests(1, timeout=0.01) is False  # nothing came
+
+        sent = threading.Thread(
+            target=http.get,
+            args=(f"{base_url}/pets",),
+            kwargs={"headers": {"authorization": "Bearer k"}},
+        )
+        sent.start()
+        assert store.wait_for_requests(1, timeout=5) is True
+        assert [request.path for request in store.requests] == ["/v1/pets"]
+        sent.join(5)
+
+
+@pytest.mark.parametrize(
+    ("count", "timeout", "message"),
+    [
+        ("1", 1.0, "count must be an int, got str"),
+        (True, 1.0, "count must be an int, got bool"),
+        (1, "1", "timeout must be a number of seconds, got str"),
+        (1, None, "timeout must be a number of seconds, got NoneType"),
+    ],
+)
+def test_wait_for_requests_refuses_what_is_not_a_count_and_seconds(
+    count: object, timeout: object, message: str
+) -> None:
+    with pytest.raises(TypeError) as caught:
+        FakeAnimalStore().wait_for_requests(count, timeout)  # type: ignore[arg-type]
+    assert str(caught.value) == message
