@@ -329,7 +329,7 @@ def again(modules: list[str], jobs: int, known: list[Equivalent]) -> list[Score]
     every file it does not mutate as it is now (the tests, the package's other modules; mutmut
     finds the new tests and what they reach), and runs each survivor, each mutant no test
     reached and each it never got to (a run cut short) again, with the covering tests the run
-    was made with. Refused when a module of the
+    was made with; not the survivors listed as equivalent. Refused when a module of the
     group differs from its copy: its mutants would no longer be its code, so it must be run
     whole again.
     """
@@ -354,7 +354,9 @@ def again(modules: list[str], jobs: int, known: list[Equivalent]) -> list[Score]
     names = [
         name
         for name, status in _statuses(copy).items()
-        if module_of(name, modules) in modules and status in SURVIVED | {"no tests", "not checked"}
+        if module_of(name, modules) in modules
+        and status in SURVIVED | {"no tests", "not checked"}
+        and not (status in SURVIVED and _listed(copy, name, module_of(name, modules), known))
     ]
     log = copy.parent / f"{copy.name}.log"
     print(f"{', '.join(modules)}: {len(names)} survivors again (log: {log})", flush=True)
@@ -363,6 +365,15 @@ def again(modules: list[str], jobs: int, known: list[Equivalent]) -> list[Score]
     with log.open("a", encoding="utf-8") as output:
         ran = _mutmut(copy, output, "run", "--max-children", str(jobs), *names)
     return _scores(copy, modules, known, ran, started)
+
+
+def _listed(copy: Path, name: str, module: str | None, known: list[Equivalent]) -> bool:
+    """Whether a survivor is a listed equivalent mutant: no test can kill it, so not run again."""
+    removed, added = changed_lines(_mutmut(copy, None, "show", name).stdout)
+    return any(
+        entry.module == module and entry.line == removed and entry.becomes == added
+        for entry in known
+    )
 
 
 def copy_of(modules: list[str]) -> Path:
