@@ -695,3 +695,20 @@ def test_threads_extending_one_pause_at_once_keep_the_longest_wait() -> None:
         thread.join(10)
 
     assert 59.0 < pause.left() <= 60.0
+
+
+def test_a_closed_floor_leaves_its_context() -> None:
+    # Closed floors would otherwise pile up in a context that opens one per test or per call,
+    # and every call would look through them all.
+    from animalstore_client._core import retries
+
+    def opened() -> tuple[object, ...]:
+        return retries._lowered().get()
+
+    before = opened()
+    for seconds in (0.0, 0.01, 0.02):
+        with retry_floor(seconds):
+            with retry_floor(0.05):
+                assert len(opened()) == len(before) + 2
+            assert len(opened()) == len(before) + 1
+    assert opened() == before
