@@ -175,6 +175,12 @@ def test_a_name_with_a_lone_surrogate_is_rejected_before_sending(
         ),
         (
             "create_pet",
+            {"name": 5},
+            TypeError,
+            "name must be a str, got int 5",
+        ),
+        (
+            "create_pet",
             {"status": "lost"},
             ValueError,
             "status must be one of 'available', 'pending', 'sold', got 'lost'",

@@ -598,7 +598,12 @@ def test_debug_log_reaches_stderr(
     monkeypatch.setenv("ANIMALSTORE_LOG", "debug")
     make_api(api_key=KEY).list_pets()
     err = capsys.readouterr().err
-    assert re.search(r"animalstore_client DEBUG GET https://api\.test/v1/pets -> 200", err)
+    # The whole line: time, logger, level, message.
+    assert re.fullmatch(
+        r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3} animalstore_client DEBUG "
+        r"GET https://api\.test/v1/pets -> 200 in \d+\.\d ms \(retry 0\)\n",
+        err,
+    ), err
     assert KEY not in err
 
 

@@ -367,6 +367,7 @@ def test_a_connection_error_shows_its_message_in_repr_and_as_a_table(
         ("https://api.test/v1", False),
         ("https://api.test/v1/", False),
         ("https://api.test/tenant/v1", False),
+        ("https://api.test/v1X", True),  # only slashes are stripped before the /v1 is looked for
     ],
 )
 def test_a_404_to_a_base_url_without_v1_says_so(
@@ -384,3 +385,12 @@ def test_a_404_to_a_base_url_without_v1_says_so(
     assert caught.value.message == "no such route: GET /pets" + (hint if hinted else "")
     # The service's own words, untouched.
     assert caught.value.error == Error(code="not_found", message=str(body["message"]), status=404)
+
+
+def test_json_nested_past_pythons_limit_is_said_so(api: Api, mock_api: respx.MockRouter) -> None:
+    mock_api.get("/pets").respond(200, content=b"[" * 200_000 + b"]" * 200_000)
+
+    with pytest.raises(APIResponseValidationError) as caught:
+        api.list_pets()
+
+    assert str(caught.value) == "response body is not valid JSON: JSON nested too deeply"
