@@ -11,7 +11,9 @@ Every run is checked for the API key and for tracebacks in its output.
 from __future__ import annotations
 
 import compileall
+import contextlib
 import functools
+import io
 import json
 import os
 import py_compile
@@ -31,6 +33,7 @@ import attrs
 import pytest
 
 from animalstore_client import PetStatusLiteral, __version__
+from animalstore_client._cli import main
 from animalstore_client.testing import FakeAnimalStore
 from tests.cli.in_process import invoke
 from tests.conftest import VirtualClock, read_lines, sigint_as_in_a_terminal
@@ -1219,3 +1222,134 @@ def test_an_unexpected_error_is_not_taken_for_an_api_error(
     environ = {"ANIMALSTORE_BASE_URL": "http://127.0.0.1:9/v1", "ANIMALSTORE_API_KEY": KEY}
     with pytest.raises(RuntimeError, match=r"^a bug$"):
         invoke(["pets", "list"], environ)
+
+
+@pytest.mark.parametrize(
+    ("options", "settings"),
+    [
+        (
+            "",
+            "timeout=Timeout(connect=5.0, read=30.0, write=30.0, pool=30.0), max_retries=2, "
+            "deadline=None, max_response_bytes=16777216",
+        ),
+        (
+            "--timeout 7 --deadline 9.5 --max-retries 0 --max-response-bytes 1000",
+            "timeout=Timeout(timeout=7.0), max_retries=0, deadline=9.5, max_response_bytes=1000",
+        ),
+    ],
+)
+def test_the_client_is_built_with_the_options_or_their_defaults(
+    api: Server, options: str, settings: str
+) -> None:
+    result = run(f"{options} -v pets list", base_url=api.base_url)
+    assert result.returncode == 0
+    [using] = [line for line in result.stderr_lines() if " using Client(" in line]
+    assert using.endswith(
+        f"using Client(base_url='{api.base_url}/', {settings}, default_headers=[])"
+    )
+
+
+# -- --help: what it tells a user, option by option -------------------------------------------
+# Each option's name, the word for its value and what it does, for every command; read with
+# spaces folded (the layout follows the terminal's width and the Python version; the words do
+# not).
+
+OUTPUT = "--output FORMAT table, json, jsonl or csv (default: table on a terminal, json otherwise)"
+HELP: dict[str, list[str]] = {
+    "": [
+        "usage: animalstore [-h] [--version] [--base-url URL | --environment "
+        "{production,staging}] [--api-key KEY] [--timeout SECONDS] [--deadline SECONDS] "
+        "[--max-response-bytes N] [--max-retries N] [-v] [-o FORMAT] COMMAND ...",
+        "Use the animal store API from the shell.",
+        "--version show program's version number and exit",
+        "--base-url URL the API's address (default: $ANIMALSTORE_BASE_URL)",
+        "--environment {production,staging} use this deployment's address (default: production)",
+        "--api-key KEY the API key; prefer $ANIMALSTORE_API_KEY, as command lines end up in "
+        "shell history and process lists",
+        "--timeout SECONDS per attempt (default: 5 to connect, 30 for the rest)",
+        "--deadline SECONDS the most a whole call may take, retries and waits included "
+        "(default: no limit)",
+        "--max-response-bytes N the most bytes an answer's body may hold once decoded "
+        "(default: 16 MiB)",
+        "--max-retries N retries of a failed attempt (default: 2)",
+        "--verbose log each request on stderr (DEBUG)",
+        OUTPUT,
+        "commands: COMMAND pets list, add or fetch animals mock-server serve the built-in "
+        "reference store on 127.0.0.1 until Ctrl-C",
+    ],
+    "pets": [
+        "usage: animalstore pets [-h] COMMAND ...",
+        "commands: COMMAND list list animals (GET /pets) create add an animal, or every "
+        "animal of a file (POST /pets) get fetch one animal by id (GET /pets/{petId}); "
+        "deprecated, use 'pets list --status'",
+    ],
+    "pets list": [
+        "usage: animalstore pets list [-h] [-o FORMAT] [--status {available,pending,sold}] "
+        "[--limit N]",
+        "List animals (GET /pets).",
+        OUTPUT,
+        "--status {available,pending,sold} only animals with this status",
+        "--limit N at most N, 1 to 100 (default: 20)",
+    ],
+    "pets create": [
+        "usage: animalstore pets create [-h] [-o FORMAT] [--name NAME] [--category-id N] "
+        "[--status {available,pending,sold}] [--idempotency-key KEY] [--from-file FILE] "
+        "[--format {jsonl,csv}] [--concurrency N] [--journal FILE]",
+        "Add an animal, or every animal of a file (POST /pets).",
+        OUTPUT,
+        "--name NAME the animal's name (required without --from-file)",
+        "--category-id N its category's id (required without --from-file)",
+        "--status {available,pending,sold} its status",
+        "--idempotency-key KEY sent as Idempotency-Key (default: a new one); give the same "
+        "key to run the command again after a lost answer, against a service that "
+        "deduplicates",
+        "every animal of a file (see below): --from-file FILE create each record of FILE "
+        "(- for stdin): JSON lines or CSV",
+        "--format {jsonl,csv} the file's format (default: from its extension, .jsonl, "
+        ".ndjson or .csv; jsonl for stdin)",
+        "--concurrency N calls in flight, 1 to 100 (default: 8)",
+        "--journal FILE keep each record's key and outcome in FILE; run the same command "
+        "with the same journal again to resume, creating none twice",
+    ],
+    "pets get": [
+        "usage: animalstore pets get [-h] [-o FORMAT] ID",
+        "Fetch one animal by id (GET /pets/{petId}); deprecated, use 'pets list --status'.",
+        "ID the animal's id",
+        OUTPUT,
+    ],
+    "mock-server": [
+        "usage: animalstore mock-server [-h] [--port PORT] [--api-key KEY] [--fault FAULT] "
+        "[--honour-idempotency-keys]",
+        "Serve an in-memory reference store on 127.0.0.1 until Ctrl-C (exit 130). Prints the "
+        "export lines for its URL and its key (test-key unless --api-key is given), and on "
+        "stderr each scripted fault.",
+        "--port PORT TCP port, 0 for a free one (default: 8080)",
+        "--api-key KEY the API key the store accepts (default: test-key)",
+        "--fault FAULT misbehave on the next matching request, in order (repeatable): "
+        "KIND[:ARG][,NAME=VALUE...] with KIND one of error:STATUS, delay:SECONDS, "
+        "drop-before, drop-after, not-json, wrong-schema, truncated; NAME one of operation "
+        "(list, create, get, any), times (N or always; default 1), code, message, "
+        "retry-after, header (NAME:VALUE), reset (yes/no). Example: --fault "
+        "error:503,retry-after=1,times=2 --fault drop-after,operation=create",
+        "--honour-idempotency-keys answer a POST whose Idempotency-Key was seen before with "
+        "the first answer again",
+    ],
+}
+
+
+def folded_help(command: str, monkeypatch: pytest.MonkeyPatch) -> str:
+    monkeypatch.setenv("COLUMNS", "300")  # what argparse reads for the width
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out), pytest.raises(SystemExit) as exited:
+        main([*command.split(), "--help"])
+    assert exited.value.code == 0
+    return " ".join(out.getvalue().split())
+
+
+@pytest.mark.parametrize("command", list(HELP), ids=lambda command: command or "animalstore")
+def test_the_help_says_what_each_option_takes_and_does(
+    command: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    shown = folded_help(command, monkeypatch)
+    missing = [entry for entry in HELP[command] if entry not in shown]
+    assert missing == [], shown
