@@ -276,6 +276,33 @@ def test_entries_read_back_between_appends_are_the_ones_written(tmp_path: Path) 
         reopened.close()
 
 
+@pytest.mark.parametrize("pread", [True, False], ids=["pread", "seek-and-read"])
+def test_an_entry_longer_than_one_read_is_read_back_whole(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, pread: bool
+) -> None:
+    # Entries are read back 4096 bytes at a time: one whose line end is the first byte of
+    # its second read, one over three reads, each followed by another entry.
+    path = str(tmp_path / "j")
+    journal = Journal.open(path, HEADER)
+    written = [
+        Entry(1, "key-1", "d" * 16, "failed", error={"m": "a" * 4010}),
+        Entry(2, "key-2", "d" * 16, "failed", error={"m": "b" * 10000}),
+        started(3),
+    ]
+    assert len(journal_module._encode(written[0].to_json())) == 4096 + 1
+    for entry in written:
+        journal.append(entry)
+    journal.close()
+    if not pread:  # as on Windows
+        monkeypatch.delattr(os, "pread")
+
+    reopened = Journal.open(path, HEADER)
+    try:
+        assert [reopened.entry(line) for line in (3, 2, 1)] == written[::-1]
+    finally:
+        reopened.close()
+
+
 def test_a_journal_is_created_readable_by_its_owner_only(tmp_path: Path) -> None:
     umask = os.umask(0)  # even with nothing masked
     try:
@@ -284,6 +311,25 @@ def test_a_journal_is_created_readable_by_its_owner_only(tmp_path: Path) -> None
         os.umask(umask)
     if sys.platform != "win32":
         assert (tmp_path / "j").stat().st_mode & 0o777 == 0o600
+
+
+@pytest.mark.parametrize(
+    ("line", "shown"),
+    [
+        (10**40 - 1, "9" * 40),  # 40 characters: shown whole
+        (10**40, "a huge integer"),
+        (-(10**40), "a huge integer"),
+        ("x" * 38, "'" + "x" * 38 + "'"),  # 40 characters with its quotes
+        ("x" * 39, "'" + "x" * 36 + "..."),  # 41: cut to 37 and an ellipsis
+        (7.5, "7.5"),
+    ],
+)
+def test_a_value_an_entry_cannot_hold_is_shown_in_40_characters_at_most(
+    line: object, shown: str
+) -> None:
+    with pytest.raises(ValueError, match=r"^its line must be") as raised:
+        Entry(line, "key-1", "digest-1", "started")  # type: ignore[arg-type]
+    assert str(raised.value) == f"its line must be a line number (1 or more), got {shown}"
 
 
 @pytest.mark.parametrize(
