@@ -294,6 +294,23 @@ def test_a_bad_argument_is_invalid_argument_json() -> None:
     }
 
 
+class DecoratedError(sdk.APIError):
+    """An API error of one's own whose ``str`` is not its message (as ``APIStatusError``'s)."""
+
+    def __str__(self) -> str:
+        return f"decorated: {self.message}"
+
+
+def test_any_other_api_error_is_invalid_argument_json_with_its_message_not_its_str() -> None:
+    error = DecoratedError("no key given", request=httpx.Request("GET", BASE_URL))
+
+    assert error_json(error) == {
+        "code": "invalid_argument",
+        "message": "no key given",
+        "status": None,
+    }
+
+
 def test_an_error_line_is_one_line_with_what_could_drive_the_terminal_escaped(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
