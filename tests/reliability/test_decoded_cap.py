@@ -20,6 +20,7 @@ import pytest
 
 from animalstore_client import APIConnectionError, Pet, ResponseTooLargeError
 from animalstore_client._core.decoding import coded_limit
+from animalstore_client._core.wire import REDACTED
 from tests.conftest import VirtualClock
 from tests.reliability.conftest import PET, Api
 from tests.reliability.faultserver import FaultServer, Raw, Reply
@@ -151,6 +152,12 @@ def test_a_transfer_coding_other_than_chunked_alone_is_refused_alike_and_not_ret
         f"GET {server.base_url}/pets failed: the response's Transfer-Encoding is not chunked "
         "alone, the only transfer coding the SDK reads (RFC 9112, section 6); a server "
         "compresses a body with Content-Encoding"
+    )
+    request = caught.value.request
+    assert (request.method, str(request.url), request.headers["authorization"]) == (
+        "GET",
+        f"{server.base_url}/pets",
+        REDACTED,
     )
     assert len(server.requests) == 1  # the same answer would come again
     assert clock.slept == []

@@ -62,8 +62,12 @@ def test_only_a_body_that_surely_fits_is_read_plainly(
         [(b"Transfer-Encoding", b"gzip, chunked")],
         [(b"Transfer-Encoding", b"gzip")],
         [(b"Transfer-Encoding", b"chunked"), (b"Transfer-Encoding", b"chunked")],
+        # Only spaces and tabs around it, as h11 reads it: not other whitespace, not letters.
+        [(b"Transfer-Encoding", b"chunked\x0b")],
+        [(b"Transfer-Encoding", b"\x0cchunked")],
+        [(b"Transfer-Encoding", b"Xchunked")],
     ],
-    ids=["gzip-chunked", "gzip", "twice"],
+    ids=["gzip-chunked", "gzip", "twice", "vertical-tab", "form-feed", "letter-before"],
 )
 @pytest.mark.parametrize("cap", [1000, None])
 def test_a_transfer_coding_other_than_chunked_alone_is_refused_unread(
@@ -76,6 +80,7 @@ def test_a_transfer_coding_other_than_chunked_alone_is_refused_unread(
         Failure.FATAL,
         TRANSFER_CODING_REFUSAL,
     )
+    assert refused.refusal.request_view().url == httpx.URL(BASE_URL)  # what errors keep
     assert refused.plain is False  # not even without a cap, where chunked alone is plain
 
 
@@ -83,6 +88,21 @@ def test_a_transfer_coding_other_than_chunked_alone_is_refused_unread(
 def test_chunked_alone_is_read(value: bytes) -> None:
     assert reader((b"Transfer-Encoding", value)).refusal is None
     assert reader((b"Transfer-Encoding", value), cap=None).plain is True
+
+
+def test_a_body_not_in_its_coding_is_a_fatal_failure_said_exactly() -> None:
+    gzipped = reader((b"Content-Encoding", b"gzip"))
+
+    failure = gzipped.add(b"not gzip at all")
+
+    assert failure is not None
+    assert (failure.failure, failure.timeout, failure.detail) == (
+        Failure.FATAL,
+        False,
+        "the response body is not valid gzip (Error -3 while decompressing data: incorrect "
+        "header check)",
+    )
+    assert gzipped.content() == b""
 
 
 def test_no_cap_reads_plainly_and_a_deadline_never_does() -> None:
