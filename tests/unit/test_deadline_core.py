@@ -21,7 +21,7 @@ from animalstore_client._core import operations as ops
 from animalstore_client._core.call import Call
 from animalstore_client._core.config import resolve_options
 from animalstore_client._core.retries import Pause
-from animalstore_client._core.wire import Answer, Failure, SendFailure
+from animalstore_client._core.wire import Answer, Failure, Request, SendFailure, deadline_passed
 from tests.conftest import httpx_answer
 
 
@@ -170,8 +170,29 @@ def test_a_pause_that_ends_at_the_very_instant_of_the_deadline_leaves_no_time(
     )
     pause.extend(2.0)
 
-    with pytest.raises(APITimeoutError, match=r"deadline=2 s leaves no time for the 2\.0 s wait"):
+    with pytest.raises(APITimeoutError) as caught:
         call.wait()
+    assert str(caught.value) == (
+        "GET http://api.test/v1/pets failed: deadline=2 s leaves no time for the 2.0 s wait the "
+        "service asked for (Retry-After)"
+    )
+
+
+def test_the_deadlines_outcome_is_a_fatal_timeout() -> None:
+    request = Request("GET", "http://api.test/v1/pets", None, {}, None, {}, deadline=2.5)
+
+    for failure in (
+        deadline_passed(request, request.view()),
+        deadline_passed(request, request.view(), 3.0),
+    ):
+        assert (failure.failure, failure.timeout) == (Failure.FATAL, True)
+    assert repr(deadline_passed(request, request.view(), 3.0)) == (
+        "<SendFailure fatal: deadline=2.5 s leaves no time for the 3.0 s wait the service asked "
+        "for (Retry-After)>"
+    )
+    assert repr(deadline_passed(request, request.view())) == (
+        "<SendFailure fatal: deadline=2.5 s passed before the call was done>"
+    )
 
 
 def test_a_retry_whose_sleep_overran_the_deadline_ends_in_the_deadlines_error(

@@ -127,6 +127,8 @@ def test_a_short_key_never_garbles_the_words_that_contain_it() -> None:
     )
     assert redacted("tests and test_2 hold test", "test") == (f"tests and test_2 hold {REDACTED}")
     assert redacted("an api_key_ or api-key", "api") == f"an api_key_ or {REDACTED}-key"
+    # Ending a word: a letter or an underscore before it keeps it too.
+    assert redacted("a book, a_k and k", "k") == f"a book, a_k and {REDACTED}"
 
 
 def test_a_bearer_value_is_redacted_whole_and_other_text_kept() -> None:
