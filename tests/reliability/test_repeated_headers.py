@@ -13,9 +13,11 @@ import warnings
 from collections.abc import Callable
 from datetime import datetime, timezone
 
+import httpx
 import pytest
 
 from animalstore_client import NotFoundError, Pet
+from animalstore_client._core.wire import FirstValues
 from tests.conftest import VirtualClock
 from tests.reliability.conftest import PET, Api, error_body
 from tests.reliability.faultserver import FaultServer, Reply
@@ -82,3 +84,13 @@ def test_repeated_deprecation_signals_are_read_by_their_first_values(
     ]
     assert raw.deprecation == datetime(2026, 12, 5, tzinfo=timezone.utc)
     assert raw.sunset == datetime(2031, 1, 1, tzinfo=timezone.utc)
+
+
+def test_first_values_is_a_mapping_of_each_field_once_to_its_first_value() -> None:
+    headers = FirstValues(
+        httpx.Headers([("Retry-After", "3"), ("X-Request-Id", "req_1"), ("retry-after", "7")])
+    )
+
+    assert list(headers) == ["retry-after", "x-request-id"]
+    assert len(headers) == 2
+    assert dict(headers) == {"retry-after": "3", "x-request-id": "req_1"}

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pickle
 from collections.abc import Callable
+from datetime import timedelta
 
 import httpx
 import pytest
@@ -24,7 +25,7 @@ from animalstore_client import (
     NotFoundError,
     RateLimitError,
 )
-from tests.conftest import API_KEY, Api
+from tests.conftest import API_KEY, Api, httpx_answer
 
 
 @pytest.mark.parametrize(
@@ -237,6 +238,23 @@ def test_a_raw_response_pickles_as_itself(api: Api, mock_api: respx.MockRouter) 
         raw.retries_taken,
     )
     assert copied.parse() == raw.parse()
+
+
+def test_a_pickled_answer_keeps_its_signals_and_elapsed_time() -> None:
+    # What a pickled raw response holds: its status, headers and body, whether it carried a
+    # Deprecation or Sunset header, and how long it took (its rebuilt httpx view's elapsed).
+    answer = httpx_answer(httpx.Response(200, headers={"Deprecation": "true"}, content=b"[]"))
+    answer.elapsed = 0.25
+
+    copied = pickle.loads(pickle.dumps(answer))
+
+    assert (copied.status_code, dict(copied.headers), copied.content) == (
+        200,
+        {"deprecation": "true", "content-length": "2"},
+        b"[]",
+    )
+    assert (copied.signals, copied.elapsed) == (True, 0.25)
+    assert copied.http_response().elapsed == timedelta(seconds=0.25)
 
 
 #: How a GET that provably was not sent ends its message.
