@@ -179,6 +179,8 @@ def test_a_name_with_a_lone_surrogate_is_rejected_before_sending(
             TypeError,
             "name must be a str, got int 5",
         ),
+        ("list_pets", {"limit": 5.0}, TypeError, "limit must be an int, got float 5.0"),
+        ("list_pets", {"limit": True}, TypeError, "limit must be an int, got bool True"),
         (
             "create_pet",
             {"status": "lost"},

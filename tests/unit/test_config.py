@@ -723,3 +723,30 @@ def test_a_malformed_key_from_the_environment_is_reported_as_such(
     monkeypatch.setenv("ANIMALSTORE_API_KEY", "two words")
     with pytest.raises(ValueError, match=r"^ANIMALSTORE_API_KEY must be non-empty printable ASCII"):
         make_api(api_key=None)
+
+
+@pytest.mark.parametrize("value", [1, 2**63 - 1, None])
+def test_max_response_bytes_takes_1_to_int64_or_none(make_api: MakeApi, value: int | None) -> None:
+    assert make_api(max_response_bytes=value).target.max_response_bytes == value
+
+
+@pytest.mark.parametrize(
+    ("value", "error", "message"),
+    [
+        (0, ValueError, f"max_response_bytes must be between 1 and {2**63 - 1}, got 0"),
+        (2**63, ValueError, f"max_response_bytes must be between 1 and {2**63 - 1}, got {2**63}"),
+        (1.0, TypeError, "max_response_bytes must be an int, got float 1.0"),
+    ],
+)
+def test_max_response_bytes_out_of_range_is_refused_by_name(
+    make_api: MakeApi, value: object, error: type[Exception], message: str
+) -> None:
+    with pytest.raises(error) as caught:
+        make_api(max_response_bytes=value)
+    assert str(caught.value) == message
+
+
+def test_a_timeout_of_a_billion_seconds_is_the_longest_taken(make_api: MakeApi) -> None:
+    assert make_api(timeout=1e9).target.timeout == httpx.Timeout(1e9)
+    with pytest.raises(ValueError, match=r"^timeout "):
+        make_api(timeout=1e9 * 1.0000001)
