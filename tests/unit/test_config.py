@@ -16,6 +16,7 @@ import respx
 
 from animalstore_client import BASE_URLS, AsyncClient, Client, Environment
 from animalstore_client._core import logging as sdk_logging
+from animalstore_client._core.config import resolve_options
 from tests.conftest import Api
 
 PRODUCTION = "https://api.animalstore.example/v1/"
@@ -750,3 +751,60 @@ def test_a_timeout_of_a_billion_seconds_is_the_longest_taken(make_api: MakeApi) 
     assert make_api(timeout=1e9).target.timeout == httpx.Timeout(1e9)
     with pytest.raises(ValueError, match=r"^timeout "):
         make_api(timeout=1e9 * 1.0000001)
+
+
+@pytest.mark.parametrize(
+    ("arguments", "error", "message"),
+    [
+        ({"api_key": 5}, TypeError, "api_key must be a str, got int"),
+        (
+            {"environment": "staging", "base_url": "https://h.test/v1"},
+            ValueError,
+            "pass either environment= or base_url=, not both",
+        ),
+        ({"deadline": "soon"}, TypeError, "deadline must be a number of seconds or None, got str"),
+        (
+            {"deadline": 0},
+            ValueError,
+            "deadline must be positive and at most 1e+09 seconds, got 0.0",
+        ),
+        (
+            {"deadline": 10**400},
+            ValueError,
+            "deadline must be positive and at most 1e+09 seconds, got inf",
+        ),
+    ],
+)
+def test_a_bad_setting_is_refused_saying_what_it_must_be(
+    make_api: MakeApi, arguments: dict[str, object], error: type[Exception], message: str
+) -> None:
+    with pytest.raises(error) as caught:
+        make_api(**arguments)
+    assert str(caught.value) == message
+
+
+def test_the_longest_deadline_is_a_billion_seconds(make_api: MakeApi) -> None:
+    assert make_api(deadline=1e9).target.deadline == 1e9
+
+
+def test_a_base_url_path_keeps_all_but_its_trailing_slashes(make_api: MakeApi) -> None:
+    assert make_api(base_url="https://h.test/v1X//").target.base_url == "https://h.test/v1X/"
+
+
+def test_a_base_url_that_does_not_parse_is_named(make_api: MakeApi) -> None:
+    with pytest.raises(ValueError, match=r"^base_url is not a valid URL: \S"):
+        make_api(base_url="http://[::1/v1")
+
+
+def test_the_variables_read_are_those_given(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("ANIMALSTORE_API_KEY", "from-the-process")
+    options = resolve_options(
+        None,
+        environment=None,
+        base_url=None,
+        timeout=5.0,
+        max_retries=0,
+        default_headers=None,
+        environ={"ANIMALSTORE_API_KEY": "from-the-mapping"},
+    )
+    assert options.api_key == "from-the-mapping"

@@ -20,6 +20,10 @@ def assert_common_headers(request: httpx.Request) -> None:
     assert request.headers["authorization"] == f"Bearer {API_KEY}"
     assert request.headers["accept"] == "application/json"
     assert request.headers["user-agent"] == f"animalstore-client-python/{__version__}"
+    # The SDK's own headers, each once, and no other but those httpx adds to any request.
+    names = [name.lower() for name, _ in request.headers.raw]
+    ours = [b"accept", b"accept-encoding", b"user-agent", b"authorization"]
+    assert [name for name in names if name not in (b"host", b"connection")][:4] == ours
 
 
 def test_list_pets_sends_get_with_only_the_given_parameters(
