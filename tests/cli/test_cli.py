@@ -1350,6 +1350,7 @@ def folded_help(command: str, monkeypatch: pytest.MonkeyPatch) -> str:
 def test_the_help_says_what_each_option_takes_and_does(
     command: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    shown = folded_help(command, monkeypatch)
-    missing = [entry for entry in HELP[command] if entry not in shown]
+    shown = f" {folded_help(command, monkeypatch)} "
+    # Each entry whole: spaces (or the ends) on both sides.
+    missing = [entry for entry in HELP[command] if f" {entry} " not in shown]
     assert missing == [], shown
