@@ -150,6 +150,18 @@ def test_a_journal_that_cannot_be_opened_is_refused_before_anything_is_sent(
     assert stderr == f"error: cannot use the journal '{tmp_path}': Is a directory\n"
 
 
+@pytest.mark.skipif(not os.path.exists("/proc/self/mem"), reason="Linux's /proc")
+def test_an_input_whose_csv_header_cannot_be_read_is_named_in_the_refusal(
+    command: Command,
+) -> None:
+    # A regular file whose first read fails (offset 0 of the process's memory is unmapped):
+    # the CSV header is read before the run, and the refusal names the input, not a journal.
+    status, printed, stderr = command("/proc/self/mem", given_format="csv")
+
+    assert (status, printed, command.store.requests) == (2, [], [])
+    assert stderr == "error: cannot use '/proc/self/mem': Input/output error\n"
+
+
 def test_a_journal_for_a_longer_input_is_refused_before_anything_is_sent(
     command: Command, tmp_path: Path
 ) -> None:
