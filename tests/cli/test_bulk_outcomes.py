@@ -828,6 +828,21 @@ class JournalFailing(NoJournal):
             4,
             "cannot write to stdout: No space left on device",
         ),
+        # Nothing to print (an empty input): only the flush at the end meets stdout's failure.
+        (
+            FailsAtFlush(BrokenPipeError(32, "Broken pipe")),
+            io.BytesIO(b""),
+            NoJournal(),
+            141,
+            "stdout was closed",
+        ),
+        (
+            FailsAtFlush(OSError(28, "No space left on device")),
+            io.BytesIO(b""),
+            NoJournal(),
+            4,
+            "cannot write to stdout: No space left on device",
+        ),
     ],
     ids=[
         "stdout gone",
@@ -839,6 +854,8 @@ class JournalFailing(NoJournal):
         "close",
         "gone at the last flush",
         "full at the last flush",
+        "gone at the only flush",
+        "full at the only flush",
     ],
 )
 def test_each_failure_to_read_or_write_stops_the_run_with_its_status_and_reason(
