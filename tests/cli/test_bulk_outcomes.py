@@ -15,11 +15,13 @@ import signal
 import uuid
 from array import array
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any, cast
 
 import pytest
 
 from animalstore_client import AsyncClient, Pet
+from animalstore_client._cli import bulk as bulk_module
 from animalstore_client._cli.bulk import (
     REFUSED_STATUSES,
     Bulk,
@@ -881,6 +883,90 @@ def test_each_failure_to_read_or_write_stops_the_run_with_its_status_and_reason(
     assert bulk.stop is not None
     assert (bulk.stop.message, bulk.stop.status) == (message, status)
     assert f"stopped early: {message}\n" in stderr.getvalue()
+
+
+class Watched(io.StringIO):
+    """A stdout, a terminal or not, that notes each write and each flush in ``events``."""
+
+    def __init__(self, terminal: bool) -> None:
+        super().__init__()
+        self.terminal = terminal
+        self.events: list[str] = []
+
+    def isatty(self) -> bool:
+        return self.terminal
+
+    def write(self, text: str) -> int:
+        self.events.append("write")
+        return super().write(text)
+
+    def flush(self) -> None:
+        self.events.append("flush")
+        super().flush()
+
+
+def run_watched(
+    store: FakeAnimalStore,
+    count: int,
+    stdout: Watched,
+    clock: list[float],
+    monkeypatch: pytest.MonkeyPatch,
+) -> int:
+    """Run ``Bulk`` over ``count`` records, one call at a time; the run's clock reads ``clock``.
+
+    Only the run's own clock is set (what each printed line reads), not the loop's.
+    """
+    readings = iter(clock)
+    monkeypatch.setattr(bulk_module, "time", SimpleNamespace(monotonic=lambda: next(readings)))
+    stream = io.BytesIO(records(count))
+
+    async def go() -> int:
+        async with store.async_client(max_retries=0) as client:
+            progress = Progress(io.StringIO(), bar=False, fraction=lambda: None)
+            bulk = Bulk(client, NoJournal(), 1, stdout, progress)
+            return await bulk.run(read_records(stream, "jsonl"), stream)
+
+    return asyncio.run(go())
+
+
+@pytest.mark.parametrize(
+    ("terminal", "events"),
+    [
+        # To a pipe or a file: flushed once 0.1 s have passed since the last flush (0 at first),
+        # and at the end.
+        (False, ["write", "write", "flush", "write", "flush"]),
+        # To a terminal: each line at once.
+        (True, ["write", "flush", "write", "flush", "write", "flush", "flush"]),
+    ],
+    ids=["pipe", "terminal"],
+)
+def test_the_lines_are_flushed_every_tenth_of_a_second_or_each_at_once_to_a_terminal(
+    monkeypatch: pytest.MonkeyPatch, terminal: bool, events: list[str]
+) -> None:
+    stdout = Watched(terminal)
+
+    # The lines at 0.05 s (0.05 since 0: waits), 0.1 (0.1 since 0: flushed), 0.15 (0.05 since).
+    status = run_watched(
+        FakeAnimalStore(api_keys=(KEY,)), 3, stdout, [0.05, 0.1, 0.15], monkeypatch
+    )
+
+    assert status == 0
+    assert stdout.events == events
+    assert [json.loads(line)["line"] for line in stdout.getvalue().splitlines()] == [1, 2, 3]
+
+
+def test_a_run_that_gives_up_flushes_the_lines_it_printed_at_the_end(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    store = FakeAnimalStore(api_keys=(KEY,))
+    store.inject(Fault.error(500, operation="create", times=None))
+    stdout = Watched(terminal=False)
+
+    # Every line within 0.1 s of the start: none is flushed as it is printed.
+    status = run_watched(store, 12, stdout, [0.05] * 12, monkeypatch)
+
+    assert status == 1
+    assert stdout.events == ["write"] * 10 + ["flush"]
 
 
 def test_a_record_without_a_key_of_its_own_gets_a_new_one(tmp_path: Path) -> None:
