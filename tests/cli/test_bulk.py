@@ -1512,3 +1512,22 @@ def test_a_terminal_gets_a_progress_bar_then_the_summary(dedup: Server, tmp_path
     assert all(done == 100 for bar, done in shown if bar == "#" * 20), shown
     assert any(80 <= done < 100 for _, done in shown), shown
     assert "\r\x1b[Kpets create: 100 created" in stderr  # the bar's line, cleared
+
+
+def test_a_terminal_gets_each_record_line_with_what_could_drive_it_escaped(
+    dedup: Server, tmp_path: Path
+) -> None:
+    # A right-to-left override in a name would turn the rest of the line around on a terminal.
+    source = tmp_path / "pets.jsonl"
+    source.write_text(
+        json.dumps({"name": "a\u202eb", "categoryId": 1, "idempotency_key": "k-1"}) + "\n"
+    )
+    environ = {"ANIMALSTORE_BASE_URL": dedup.base_url, "ANIMALSTORE_API_KEY": KEY}
+
+    invoked = invoke(["pets", "create", "--from-file", str(source)], environ, stdout_terminal=True)
+
+    assert invoked.returncode == 0
+    assert invoked.stdout == (
+        b'{"line": 1, "status": "created", "pet": {"id": 1, "name": "a\\u202eb", '
+        b'"categoryId": 1}, "idempotency_key": "k-1"}\n'
+    )
