@@ -614,6 +614,9 @@ def test_how_much_of_the_input_is_read_is_known_for_a_file_only(tmp_path: Path) 
     read_end, write_end = os.pipe()
     with open(read_end, "rb") as pipe, open(write_end, "wb"):
         assert _fraction_read(pipe)() is None
+    # Nor for a stream that is no file: its size is not even asked (a macOS pipe has one, the
+    # bytes waiting in it; an in-memory stream has no descriptor to ask).
+    assert _fraction_read(io.BytesIO(b"x" * 200))() is None
 
 
 class LoopWithoutSignals(asyncio.SelectorEventLoop):
