@@ -366,3 +366,16 @@ def test_an_entry_that_cannot_be_this_inputs_is_refused_in_one_line(
     assert "\n" not in message
     assert len(message) < 300
     assert path.read_bytes() == content
+
+
+def test_an_entrys_fields_are_refused_in_their_own_words() -> None:
+    # The largest line number the index can hold is taken; the messages say the value whole.
+    assert Entry((1 << 63) - 1, "key-1", "digest-1", "started").line == (1 << 63) - 1
+    with pytest.raises(ValueError) as raised:
+        Entry(1, "key-1", "digest-1", "done")
+    assert str(raised.value) == (
+        "its state must be one of started, unsent, created, refused, failed, unknown, got 'done'"
+    )
+    with pytest.raises(ValueError) as raised:
+        Entry(1, "key-1", "digest-1", "created", resent=1)  # type: ignore[arg-type]
+    assert str(raised.value) == "its resent must be true or absent, got 1"
