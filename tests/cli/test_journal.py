@@ -371,11 +371,11 @@ def test_an_entry_that_cannot_be_this_inputs_is_refused_in_one_line(
 def test_an_entrys_fields_are_refused_in_their_own_words() -> None:
     # The largest line number the index can hold is taken; the messages say the value whole.
     assert Entry((1 << 63) - 1, "key-1", "digest-1", "started").line == (1 << 63) - 1
-    with pytest.raises(ValueError) as raised:
+    with pytest.raises(ValueError, match=r"^its state ") as raised:
         Entry(1, "key-1", "digest-1", "done")
     assert str(raised.value) == (
         "its state must be one of started, unsent, created, refused, failed, unknown, got 'done'"
     )
-    with pytest.raises(ValueError) as raised:
+    with pytest.raises(ValueError, match=r"^its resent ") as raised:
         Entry(1, "key-1", "digest-1", "created", resent=1)  # type: ignore[arg-type]
     assert str(raised.value) == "its resent must be true or absent, got 1"
