@@ -19,16 +19,8 @@ from yarl import URL
 
 from animalstore_client._backends.aiohttp import classify
 from animalstore_client._backends.httpx import family
-from animalstore_client._core.wire import REDACTED, Failure, Request
-
-REQUEST = Request(
-    "POST",
-    "http://127.0.0.1:9/v1/pets",
-    None,
-    {"authorization": "Bearer sk-classify-key", "content-type": "application/json"},
-    b"{}",
-    {"connect": 5.0, "read": 30.0, "write": 30.0, "pool": 30.0},
-)
+from animalstore_client._core.wire import REDACTED, Failure
+from tests.unit.conftest import CLASSIFY_REQUEST as REQUEST
 
 
 @pytest.mark.parametrize(

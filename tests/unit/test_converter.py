@@ -174,21 +174,12 @@ def test_valid_data_never_builds_the_detailed_converter(
 
 
 def test_the_walk_gives_each_element_its_type_and_diagnoses_only_the_failing_ones(
-    monkeypatch: pytest.MonkeyPatch,
+    detailed_structured: list[object],
 ) -> None:
-    detailed = converter._detailed()
-    structured: list[object] = []
-
-    class Recording:
-        def structure(self, data: object, type_: Any) -> object:
-            structured.append(data)
-            return detailed.structure(data, type_)
-
-    monkeypatch.setattr(converter, "_detailed", Recording)
     with pytest.raises(WireFormatError) as caught:
         structure(["a", "c", "b"], list[Literal["a", "b"]])
     assert caught.value.problems == ["$[1]: c not in literal typing.Literal['a', 'b']"]
-    assert structured == ["c"]
+    assert detailed_structured == ["c"]
 
 
 def test_the_walk_stops_once_it_has_more_problems_than_the_message_shows() -> None:

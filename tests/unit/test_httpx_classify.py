@@ -24,16 +24,9 @@ from animalstore_client._core.wire import (
     Request,
     SendFailure,
 )
+from tests.unit.conftest import CLASSIFY_REQUEST as REQUEST
 
 LIBRARIES = [pytest.param(httpx, id="httpx"), pytest.param(httpx2, id="httpx2")]
-REQUEST = Request(
-    "POST",
-    "http://127.0.0.1:9/v1/pets",
-    None,
-    {"authorization": "Bearer sk-classify-key", "content-type": "application/json"},
-    b"{}",
-    {"connect": 5.0, "read": 30.0, "write": 30.0, "pool": 30.0},
-)
 
 
 def built(lib: ModuleType) -> object:

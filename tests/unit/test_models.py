@@ -583,23 +583,12 @@ def test_models_built_by_hand_are_not_checked_but_from_dict_of_the_same_data_is(
 
 
 def test_an_invalid_list_goes_through_the_detailed_mode_only_where_it_fails(
-    monkeypatch: pytest.MonkeyPatch,
+    detailed_structured: list[object],
 ) -> None:
     # The detailed mode costs a traceback per bad field: the list is checked element by
     # element in the fast mode, and only a failing element is structured in detail.
-    from animalstore_client._core import converter
-
-    detailed = converter._detailed()
-    structured: list[object] = []
-
-    class Recording:
-        def structure(self, data: object, type_: Any) -> object:
-            structured.append(data)
-            return detailed.structure(data, type_)
-
-    monkeypatch.setattr(converter, "_detailed", Recording)
     good = {"id": 1, "name": "Rex", "categoryId": 3}
     bad = {"id": 2, "name": "Tom", "categoryId": "3"}
     with pytest.raises(WireFormatError, match=r"\$\[500\]\.categoryId"):
         structure([good] * 500 + [bad] + [good] * 499, PetList)
-    assert structured == [bad]
+    assert detailed_structured == [bad]
