@@ -25,7 +25,6 @@ from typing_extensions import Self, deprecated
 
 from animalstore_client._backends import async_pool, default_timeout, sync_pool
 from animalstore_client._backends.deadline import send_within, send_within_async
-from animalstore_client._backends.pool import BorrowedPool
 from animalstore_client._core import operations as ops
 from animalstore_client._core.call import Call
 from animalstore_client._core.config import (
@@ -105,7 +104,7 @@ class _BaseClient(Uncopyable):
         )
         configure_from_env(os.environ)
         self._pool = pool
-        self._owns_pool = not isinstance(pool, BorrowedPool)
+        self._owns_pool: bool = pool.owned
         self._closed = False
         # Set on the hidden copy behind `with_raw_response`: the client it answers for, whose
         # closing it follows, even when neither owns the pool.

@@ -194,7 +194,8 @@ def _as_raw(call: Callable[..., Any], method: Callable[..., Any]) -> object:
     Returns:
         ``call``, which its caller declares as the descriptor type checkers read.
     """
-    hints = get_type_hints(method)
+    # The client's annotations are objects (no `from __future__ import annotations` there).
+    hints = dict(method.__annotations__)
     hints["return"] = cast(Any, APIResponse)[hints["return"]]
     signature = inspect.signature(method)
     call.__name__ = call.__qualname__ = method.__name__

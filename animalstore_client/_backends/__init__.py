@@ -12,15 +12,13 @@ from __future__ import annotations
 import sys
 from typing import TYPE_CHECKING, Any, TypeAlias
 
-from animalstore_client._backends.eventloop import refuse_trio
-from animalstore_client._backends.httpx import AsyncHttpxSender, SyncHttpxSender, family
-from animalstore_client._backends.pool import AsyncPool, BorrowedPool, SyncPool
-from animalstore_client._core.wire import AsyncSender, SyncSender
-
 if TYPE_CHECKING:
     import aiohttp
     import httpx
     import httpx2
+
+    from animalstore_client._backends.pool import AsyncPool, BorrowedPool, SyncPool
+    from animalstore_client._core.wire import AsyncSender, SyncSender
 
     #: What ``Client(http_client=...)`` accepts.
     SyncHttpClient: TypeAlias = httpx.Client | httpx2.Client
@@ -63,6 +61,10 @@ def sync_pool(http_client: object) -> SyncPool | BorrowedPool[SyncSender]:
     Raises:
         TypeError: ``http_client`` is not an ``httpx.Client`` or ``httpx2.Client``.
     """
+    # The pools and the senders are imported with the first client, not with the package.
+    from animalstore_client._backends.httpx import SyncHttpxSender, family
+    from animalstore_client._backends.pool import BorrowedPool, SyncPool
+
     if http_client is None:
         return SyncPool()
     lib = _httpx_family(http_client, "Client")
@@ -83,6 +85,9 @@ def async_pool(http_client: object) -> AsyncPool | BorrowedPool[AsyncSender]:
             ``aiohttp.ClientSession``.
         RuntimeError: an aiohttp session under trio.
     """
+    from animalstore_client._backends.httpx import AsyncHttpxSender, family
+    from animalstore_client._backends.pool import AsyncPool, BorrowedPool
+
     if http_client is None:
         return AsyncPool()
     lib = _httpx_family(http_client, "AsyncClient")
@@ -90,6 +95,8 @@ def async_pool(http_client: object) -> AsyncPool | BorrowedPool[AsyncSender]:
         return BorrowedPool(AsyncHttpxSender(http_client, family(lib)))
     aiohttp = sys.modules.get("aiohttp")
     if aiohttp is not None and isinstance(http_client, aiohttp.ClientSession):
+        from animalstore_client._backends.eventloop import refuse_trio
+
         refuse_trio("an AsyncClient on aiohttp")
         from animalstore_client._backends.aiohttp import AiohttpSender
 

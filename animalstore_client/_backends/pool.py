@@ -24,7 +24,7 @@ import os
 import threading
 import weakref
 from collections.abc import AsyncGenerator
-from typing import Any, Generic, TypeVar
+from typing import Any, ClassVar, Generic, TypeVar
 
 import httpx
 
@@ -52,6 +52,9 @@ class BorrowedPool(Generic[S]):
 
     __slots__ = ("sender",)
 
+    #: Whether the client closes it: never.
+    owned: ClassVar[bool] = False
+
     def __init__(self, sender: S) -> None:
         self.sender: S = sender
 
@@ -75,6 +78,9 @@ class SyncPool:
     """The SDK's own ``httpx.Client``: opened on first use, again in a forked child."""
 
     __slots__ = ("__weakref__", "_finalizer", "_lock", "closed", "sender")
+
+    #: Whether the client closes it: always.
+    owned: ClassVar[bool] = True
 
     def __init__(self) -> None:
         #: ``None`` until first use, and again in a forked child.
@@ -122,6 +128,9 @@ class AsyncPool:
     """The SDK's own ``httpx.AsyncClient``s: one for the event loop (asyncio or trio) last used."""
 
     __slots__ = ("__weakref__", "_guard", "_loop", "closed", "sender")
+
+    #: Whether the client closes it: always.
+    owned: ClassVar[bool] = True
 
     def __init__(self) -> None:
         self.sender: AsyncHttpxSender | None = None

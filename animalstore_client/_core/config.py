@@ -88,7 +88,8 @@ BASE_URL_VARIABLE = "ANIMALSTORE_BASE_URL"
 
 
 @tolerant_repr
-@frozen(eq=False)  # nothing compares options; no __eq__ to build at import
+# Nothing compares options: no __eq__ to build at import; tolerant_repr writes the repr.
+@frozen(eq=False, repr=False)
 class ClientOptions:
     """Everything a client needs to build requests, validated once at construction."""
 

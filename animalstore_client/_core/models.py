@@ -84,7 +84,7 @@ class _WireModel:
 
 
 @tolerant_repr
-@frozen
+@frozen(repr=False)  # tolerant_repr writes it
 class NewPet(_WireModel):
     """The body of a create request: an animal before the service assigns its id.
 
@@ -100,7 +100,7 @@ class NewPet(_WireModel):
 
 
 @tolerant_repr
-@frozen
+@frozen(repr=False)  # tolerant_repr writes it
 class Pet(_WireModel):
     """An animal as the service returns it.
 
@@ -187,7 +187,7 @@ def _all_pets(items: list[Any]) -> bool:
 
 
 @tolerant_repr
-@frozen
+@frozen(repr=False)  # tolerant_repr writes it
 class Error(_WireModel):
     """The body of every error response.
 

@@ -32,7 +32,7 @@ _MAX_IDEMPOTENCY_KEY = 255
 # Not frozen, though never mutated: one is built per call, and a frozen attrs __init__ costs
 # an object.__setattr__ per field. Nothing compares them: no __eq__ to build at import.
 @tolerant_repr
-@define(eq=False)
+@define(eq=False, repr=False)  # tolerant_repr writes it
 class Operation(Generic[T]):
     """What one API call sends, and the type its successful answer is structured into.
 

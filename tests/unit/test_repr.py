@@ -98,3 +98,37 @@ def test_tolerant_repr_keeps_what_works_and_names_the_class_for_what_raises() ->
     assert Half.__str__.__qualname__.endswith("Half.__str__")
     assert "__str__" not in vars(NoStr)  # no __str__ of its own: none is added
     assert (repr(NoStr()), str(NoStr())) == ("<NoStr (incomplete)>",) * 2
+
+
+def test_an_attrs_class_without_a_repr_gets_the_one_attrs_would_write() -> None:
+    # The SDK's attrs classes are defined with repr=False (attrs compiles a repr per class at
+    # import); tolerant_repr writes it from the fields, as attrs would have.
+    import attrs
+
+    from animalstore_client._core.safe_repr import tolerant_repr
+
+    def both(**options: Any) -> tuple[Any, Any]:
+        made = []
+        for repr_option in (True, False):
+
+            class Kennel:
+                name: str
+                secret: str = attrs.field(repr=False)
+                size: int | None = None
+
+            made.append(tolerant_repr(attrs.frozen(repr=repr_option)(Kennel))(**options))
+        return made[0], made[1]
+
+    by_attrs, ours = both(name="North", secret="s3cret", size=None)
+    assert repr(ours) == repr(by_attrs) == "Kennel(name='North', size=None)"
+    half_built = type(ours).__new__(type(ours))
+    assert repr(half_built) == repr(type(by_attrs).__new__(type(by_attrs)))
+    assert repr(half_built) == "<Kennel (incomplete)>"
+    assert repr(
+        animalstore_client.Pet(
+            id=1, name="Rex", category_id=3, status=animalstore_client.PetStatus.SOLD
+        )
+    ) == ("Pet(id=1, name='Rex', category_id=3, status=PetStatus.SOLD)")
+    options = Client(api_key="sk-abcdefgh12345678")._options
+    assert "sk-abcdefgh" not in repr(options)
+    assert repr(options).startswith("ClientOptions(base_url='https://")
