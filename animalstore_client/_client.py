@@ -37,7 +37,7 @@ from animalstore_client._core.config import (
     merge_headers,
     resolve_options,
 )
-from animalstore_client._core.deprecation import DeprecationNotices, warn_deprecated
+from animalstore_client._core.deprecation import DeprecationNotices
 from animalstore_client._core.logging import configure_from_env
 from animalstore_client._core.models import Pet, PetStatus
 from animalstore_client._core.retries import Pause
@@ -442,7 +442,7 @@ class Client(_BaseClient):
         )
 
     # A string literal, not a constant: type checkers only read a literal (PEP 702). No
-    # warning from the decorator: the body warns once the arguments have passed their checks.
+    # warning from the decorator: the recipe warns once the arguments have passed their checks.
     @deprecated(
         "get_pet() calls GET /pets/{petId}, which is deprecated and will be removed on "
         "5 December 2030; use list_pets() with a status filter instead",
@@ -487,9 +487,7 @@ class Client(_BaseClient):
             APIResponseValidationError: the answer does not fit the schema.
         """
         return self._request(
-            _warned(
-                ops.get_pet(pet_id, timeout=timeout, deadline=deadline, extra_headers=extra_headers)
-            )
+            ops.get_pet(pet_id, timeout=timeout, deadline=deadline, extra_headers=extra_headers)
         )
 
     @cached_view
@@ -723,7 +721,7 @@ class AsyncClient(_BaseClient):
         )
 
     # A string literal, not a constant: type checkers only read a literal (PEP 702). No
-    # warning from the decorator: the body warns once the arguments have passed their checks.
+    # warning from the decorator: the recipe warns once the arguments have passed their checks.
     @deprecated(
         "get_pet() calls GET /pets/{petId}, which is deprecated and will be removed on "
         "5 December 2030; use list_pets() with a status filter instead",
@@ -768,9 +766,7 @@ class AsyncClient(_BaseClient):
             APIResponseValidationError: the answer does not fit the schema.
         """
         return await self._request(
-            _warned(
-                ops.get_pet(pet_id, timeout=timeout, deadline=deadline, extra_headers=extra_headers)
-            )
+            ops.get_pet(pet_id, timeout=timeout, deadline=deadline, extra_headers=extra_headers)
         )
 
     @cached_view
@@ -806,16 +802,6 @@ class AsyncClient(_BaseClient):
             if delay is None:
                 return call.result
             await sender.sleep(delay)
-
-
-#: What ``get_pet`` warns at run time: its decorator's message, written once per client.
-_GET_PET_WARNING: str = Client.get_pet.__deprecated__  # type: ignore[attr-defined, deprecated]
-
-
-def _warned(operation: ops.Operation[T]) -> ops.Operation[T]:
-    """Warn that ``get_pet`` is deprecated, at the caller's line, once its arguments passed."""
-    warn_deprecated(_GET_PET_WARNING)
-    return operation
 
 
 class RawResponses(RawView):

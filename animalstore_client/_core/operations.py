@@ -1,7 +1,8 @@
 """The API's operations as request recipes.
 
-Each checks its arguments, per-call options included, and says what to send and what type the
-answer has.
+Each checks its arguments, per-call options included, and says what to send: an ``Operation``
+of its ``Endpoint`` (``_core/endpoints.py``, which says what type the answer has), warning first
+when the endpoint is deprecated.
 
 Plain functions, shared by ``Client`` and ``AsyncClient``.
 """
@@ -15,7 +16,9 @@ from attrs import define
 
 from animalstore_client._core.config import check_deadline, check_headers, check_timeout
 from animalstore_client._core.converter import enum_value, unstructure
-from animalstore_client._core.models import NewPet, Pet, PetList, PetStatus
+from animalstore_client._core.deprecation import warn_deprecated
+from animalstore_client._core.endpoints import CREATE_PET, GET_PET, LIST_PETS, Endpoint
+from animalstore_client._core.models import NewPet, Pet, PetStatus
 from animalstore_client._core.safe_repr import tolerant_repr
 from animalstore_client._core.types import NOT_GIVEN, NotGiven
 from animalstore_client._core.validation import check_enum, check_int, check_str, check_token
@@ -23,8 +26,6 @@ from animalstore_client._core.validation import check_enum, check_int, check_str
 __all__ = ["Operation", "create_pet", "get_pet", "list_pets"]
 
 T = TypeVar("T")
-#: What a list of pets is structured into: a `list[Pet]` that Jupyter shows as a table.
-_PETS = PetList
 #: Stripe's limit, which services that deduplicate on the key commonly share.
 _MAX_IDEMPOTENCY_KEY = 255
 
@@ -32,15 +33,13 @@ _MAX_IDEMPOTENCY_KEY = 255
 # Not frozen, though never mutated: one is built per call, and a frozen attrs __init__ costs
 # an object.__setattr__ per field. Nothing compares them: no __eq__ to build at import.
 @tolerant_repr
-@define(eq=False, repr=False)  # tolerant_repr writes it
+@define(eq=False, repr=False)  # tolerant_repr writes the repr
 class Operation(Generic[T]):
     """What one API call sends, and the type its successful answer is structured into.
 
     Attributes:
-        method: the HTTP method.
+        endpoint: the operation, as ``_core/endpoints.py`` declares it.
         path: the path relative to the base URL, without a leading slash (``"pets/7"``).
-        result_type: the type of the structured answer (``Pet``, ``list[Pet]``).
-        name: the operation as the spec names it (``"GET /pets/{petId}"``), for messages.
         params: the query parameters.
         json: the JSON body, already in wire format.
         headers: this call's own headers, names in lower case, sent over the client's.
@@ -48,25 +47,43 @@ class Operation(Generic[T]):
             client's.
         deadline: this call's deadline in seconds (``None``: none); ``NOT_GIVEN`` for the
             client's.
-        deprecated: whether the SDK itself warns when the operation is called, so that the
-            service's own deprecation signals for it are not warned about a second time.
     """
 
-    method: str
+    endpoint: Endpoint
     path: str
-    result_type: Any
-    name: str
     params: dict[str, str | int] | None = None
     json: dict[str, Any] | None = None
     headers: dict[str, str] | None = None
     timeout: dict[str, float | None] | None = None
     deadline: float | NotGiven | None = NOT_GIVEN
-    deprecated: bool = False
+
+    @property
+    def method(self) -> str:
+        """The HTTP method."""
+        return self.endpoint.method
+
+    @property
+    def name(self) -> str:
+        """The operation as the spec names it (``"GET /pets/{petId}"``), for messages."""
+        return self.endpoint.name
+
+    @property
+    def result_type(self) -> Any:
+        """The type of the structured answer (``Pet``, ``PetList``)."""
+        return self.endpoint.result
+
+    @property
+    def deprecated(self) -> bool:
+        """Whether the SDK itself warns when the operation is called.
+
+        The service's own deprecation signals for it are then not warned about a second time.
+        """
+        return self.endpoint.removal is not None
 
     @property
     def idempotent(self) -> bool:
         """Whether sending it twice is harmless: every operation but a ``POST``."""
-        return self.method != "POST"
+        return self.endpoint.idempotent
 
 
 def list_pets(
@@ -94,10 +111,8 @@ def list_pets(
     if status is not None:
         params["status"] = enum_value(check_enum("status", status, PetStatus))  # type: ignore[assignment]
     return Operation(
-        "GET",
-        "pets",
-        _PETS,
-        "GET /pets",
+        LIST_PETS,
+        LIST_PETS.path(),
         params=params,
         # Checked only when given: the plain call is the hot path.
         headers=None if extra_headers is None else _extra_headers(extra_headers),
@@ -140,10 +155,8 @@ def create_pet(
     headers = {} if extra_headers is None else _extra_headers(extra_headers)
     headers["idempotency-key"] = key  # never in extra_headers: check_headers refuses it
     return Operation(
-        "POST",
-        "pets",
-        Pet,
-        "POST /pets",
+        CREATE_PET,
+        CREATE_PET.path(),
         json=unstructure(new_pet),
         headers=headers,
         timeout=None if timeout is NOT_GIVEN else _timeout(timeout),
@@ -164,17 +177,26 @@ def get_pet(
         TypeError: ``pet_id`` is not an int, or a per-call option has the wrong type.
         ValueError: ``pet_id`` is outside int64, or a per-call option is invalid.
     """
-    return Operation(
-        "GET",
-        f"pets/{check_int('pet_id', pet_id)}",
-        Pet,
-        "GET /pets/{petId}",
+    operation: Operation[Pet] = Operation(
+        GET_PET,
+        GET_PET.path(petId=check_int("pet_id", pet_id)),
         # Checked only when given: the plain call is the hot path.
         headers=None if extra_headers is None else _extra_headers(extra_headers),
         timeout=None if timeout is NOT_GIVEN else _timeout(timeout),
         deadline=deadline if deadline is NOT_GIVEN else check_deadline("deadline", deadline),
-        deprecated=True,
     )
+    return _warned(operation)
+
+
+def _warned(operation: Operation[T]) -> Operation[T]:
+    """Warn that the operation is deprecated, at the caller's line, once its arguments passed.
+
+    The client's method and its raw view's alike, with the message its declaration makes.
+    """
+    message = operation.endpoint.deprecation
+    if message is not None:
+        warn_deprecated(message)
+    return operation
 
 
 def _fresh_idempotency_key() -> str:

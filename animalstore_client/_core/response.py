@@ -173,17 +173,20 @@ def parse_body(answer: Answer, result_type: Any, scrub: Scrub | None = None) -> 
 
     Args:
         answer: the 2xx answer.
-        result_type: the operation's result type (``Pet``, ``list[Pet]``).
+        result_type: the operation's result type (``Pet``, ``list[Pet]``); ``None`` for an
+            operation whose answer has no body (a 204), whatever came.
         scrub: redacts the client's key from the message, which quotes the body; ``None``
             when the key is not known.
 
     Returns:
-        The structured result.
+        The structured result; ``None`` when ``result_type`` is.
 
     Raises:
         APIResponseValidationError: the body is not JSON or does not fit the schema; the
             message names the bad field.
     """
+    if result_type is None:
+        return None
     try:
         return structure(_decoded_json(answer), result_type)
     except WireFormatError as exc:

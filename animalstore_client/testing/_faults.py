@@ -18,6 +18,7 @@ from typing import Literal, get_args
 
 import attrs
 
+from animalstore_client._core.endpoints import ENDPOINTS
 from animalstore_client._core.safe_repr import tolerant_repr
 
 __all__ = [
@@ -44,9 +45,9 @@ OperationName = Literal["any", "list", "create", "get"]
 (``POST /pets``), ``"get"`` (``GET /pets/{petId}``) or ``"any"`` (every request)."""
 
 _KINDS: tuple[str, ...] = get_args(FaultKind)
-_OPERATIONS: tuple[str, ...] = get_args(OperationName)
 #: The operation each route's "METHOD /template" is, as faults name it.
-OPERATION_OF_ROUTE = {"GET /pets": "list", "POST /pets": "create", "GET /pets/{petId}": "get"}
+OPERATION_OF_ROUTE = {endpoint.name: endpoint.fault_name for endpoint in ENDPOINTS}
+_OPERATIONS: tuple[str, ...] = ("any", *OPERATION_OF_ROUTE.values())
 
 #: The help of ``--fault``, in both command lines (``animalstore mock-server`` and
 #: ``python -m animalstore_client.testing``), from the kinds and operations above.

@@ -11,7 +11,7 @@ import re
 import threading
 from collections.abc import Callable, Iterable, Mapping
 from contextlib import AbstractContextManager
-from datetime import datetime, timezone
+from datetime import datetime, time, timezone
 from typing import Any, NoReturn
 from urllib.parse import parse_qs
 
@@ -21,6 +21,7 @@ from typing_extensions import TypedDict, Unpack
 
 from animalstore_client._client import AsyncClient, Client
 from animalstore_client._core.config import TimeoutLike
+from animalstore_client._core.endpoints import ENDPOINTS, ROUTE_PARAMETER
 from animalstore_client._core.models import Pet, PetStatus
 from animalstore_client._core.safe_repr import tolerant_repr
 from animalstore_client._core.types import NotGiven, PetStatusLiteral
@@ -56,12 +57,9 @@ _INTEGER = re.compile(r"-?[0-9]{1,20}")
 _LINK = re.compile(r"[!-;=?-~]+")
 
 _Headers = tuple[tuple[str, str], ...]
-#: The spec deprecates GET /pets/{petId} and removes it on 5 December 2030 (the Sunset date). It
-#: gives no date for the deprecation itself; the store says 5 December 2026.
-_GET_PET_SIGNALS: _Headers = (
-    ("deprecation", "@1796428800"),
-    ("sunset", "Thu, 05 Dec 2030 00:00:00 GMT"),
-)
+#: The spec gives the day a deprecated operation is removed (its Sunset) but no date for the
+#: deprecation itself; the store says 5 December 2026 for each.
+_DEPRECATED_SINCE = datetime(2026, 12, 5, tzinfo=timezone.utc)
 
 
 @tolerant_repr
@@ -191,7 +189,15 @@ class FakeAnimalStore:
         self._requests: list[RecordedRequest] = []
         self._next_pet_id = 1
         self._next_request_id = 1
-        self._signals: dict[str, _Headers] = {"GET /pets/{petId}": _GET_PET_SIGNALS}
+        self._signals: dict[str, _Headers] = {
+            endpoint.name: _signals(
+                _DEPRECATED_SINCE,
+                datetime.combine(endpoint.removal.on, time(), timezone.utc),
+                None,
+            )
+            for endpoint in ENDPOINTS
+            if endpoint.removal is not None
+        }
         self._faults = FaultScript()
         self._honour_idempotency_keys = honour_idempotency_keys
         #: The first answer to each Idempotency-Key, when they are honoured.
@@ -317,26 +323,9 @@ class FakeAnimalStore:
         if operation not in OPERATIONS:
             known = ", ".join(repr(name) for name in OPERATIONS)
             raise ValueError(f"operation must be one of {known}, got {operation!r}")
-        signals: list[tuple[str, str]] = []
-        if deprecation is not None:
-            timestamp = _aware("deprecation", deprecation).timestamp()
-            signals.append(("deprecation", f"@{int(timestamp // 1)}"))
-        if sunset is not None:
-            from email.utils import format_datetime
-
-            utc = _aware("sunset", sunset).astimezone(timezone.utc)
-            signals.append(("sunset", format_datetime(utc, usegmt=True)))
-        if link is not None:
-            if not isinstance(link, str):
-                raise TypeError(f"link must be a str, got {type(link).__name__}")
-            if not signals:
-                raise ValueError("link needs a deprecation or sunset date to go with it")
-            if not _LINK.fullmatch(link):
-                raise ValueError(f"link must be printable ASCII without spaces, < or >: {link!r}")
-            relation = "deprecation" if deprecation is not None else "sunset"
-            signals.append(("link", f'<{link}>; rel="{relation}"'))
+        signals = _signals(deprecation, sunset, link)
         with self._lock:
-            self._signals[operation] = tuple(signals)
+            self._signals[operation] = signals
 
     def reset(self) -> None:
         """Forget every pet, recorded request, pending fault and idempotency key.
@@ -634,7 +623,7 @@ class FakeAnimalStore:
         return 201, _pet_to_wire(self._insert_pet(name, category_id, status))
 
     def _get_pet(self, call: _Call) -> tuple[int, object]:
-        raw_id = call.params["pet_id"]
+        raw_id = call.params["petId"]
         pet_id = _parse_int64(raw_id)
         pet = None if pet_id is None else self._pets.get(pet_id)
         if pet is None:
@@ -669,20 +658,57 @@ class FakeAnimalStore:
 #: A route's handler: it returns the status and the JSON payload, ``None`` for no body (a 204).
 _Handler = Callable[[FakeAnimalStore, _Call], tuple[int, object]]
 
-# Path pattern, the path as the spec writes it, {method: handler}; the dict order is the order
-# of the 405 Allow header.
-_ROUTES: tuple[tuple[re.Pattern[str], str, dict[str, _Handler]], ...] = (
-    (
-        re.compile(r"/v1/pets"),
-        "/pets",
-        {"GET": FakeAnimalStore._list_pets, "POST": FakeAnimalStore._create_pet},
-    ),
-    (re.compile(r"/v1/pets/(?P<pet_id>[^/]+)"), "/pets/{petId}", {"GET": FakeAnimalStore._get_pet}),
-)
+
+def _routes() -> tuple[tuple[re.Pattern[str], str, dict[str, _Handler]], ...]:
+    """Return each route's pattern, its path as the spec writes it, and {method: handler}.
+
+    From the declared operations (``_core/endpoints.py``): each one's handler is the store's
+    method named for it (``_get_pet``), and the dict order is the order of the 405 ``Allow``
+    header.
+
+    Raises:
+        RuntimeError: an operation has no handler here (its name says which to write).
+    """
+    routes: dict[str, dict[str, _Handler]] = {}
+    for endpoint in ENDPOINTS:
+        handler = getattr(FakeAnimalStore, f"_{endpoint.method_name}", None)
+        if handler is None:
+            raise RuntimeError(
+                f"FakeAnimalStore has no _{endpoint.method_name} for {endpoint.name}"
+            )
+        routes.setdefault(endpoint.route, {})[endpoint.method] = handler
+    return tuple(
+        (re.compile("/v1" + ROUTE_PARAMETER.sub(r"(?P<\1>[^/]+)", route)), route, handlers)
+        for route, handlers in routes.items()
+    )
+
+
+_ROUTES = _routes()
 #: Every operation by name ("GET /pets"), as `set_deprecation` takes it.
-OPERATIONS = tuple(
-    f"{method} {template}" for _, template, handlers in _ROUTES for method in handlers
-)
+OPERATIONS = tuple(endpoint.name for endpoint in ENDPOINTS)
+
+
+def _signals(deprecation: datetime | None, sunset: datetime | None, link: object) -> _Headers:
+    """Return the headers that announce a deprecation; see ``set_deprecation``."""
+    signals: list[tuple[str, str]] = []
+    if deprecation is not None:
+        timestamp = _aware("deprecation", deprecation).timestamp()
+        signals.append(("deprecation", f"@{int(timestamp // 1)}"))
+    if sunset is not None:
+        from email.utils import format_datetime
+
+        utc = _aware("sunset", sunset).astimezone(timezone.utc)
+        signals.append(("sunset", format_datetime(utc, usegmt=True)))
+    if link is not None:
+        if not isinstance(link, str):
+            raise TypeError(f"link must be a str, got {type(link).__name__}")
+        if not signals:
+            raise ValueError("link needs a deprecation or sunset date to go with it")
+        if not _LINK.fullmatch(link):
+            raise ValueError(f"link must be printable ASCII without spaces, < or >: {link!r}")
+        relation = "deprecation" if deprecation is not None else "sunset"
+        signals.append(("link", f'<{link}>; rel="{relation}"'))
+    return tuple(signals)
 
 
 def _operation_of(method: str, path: str) -> str | None:

@@ -8,19 +8,21 @@ every place that misses one, or that has one the document lacks: docs/developmen
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import inspect
 import io
 import re
 from pathlib import Path
-from typing import get_args
+from typing import Any, get_args
 
 import pytest
 
-from animalstore_client import AsyncClient, AsyncRawResponses, Client, RawResponses
+from animalstore_client import APIResponse, AsyncClient, AsyncRawResponses, Client, RawResponses
 from animalstore_client._cli import main as cli
 from animalstore_client._core import operations as recipes
-from animalstore_client.testing import OperationName
+from animalstore_client._core.endpoints import ENDPOINTS, Endpoint
+from animalstore_client.testing import FakeAnimalStore, OperationName
 from animalstore_client.testing._faults import OPERATION_OF_ROUTE
 from animalstore_client.testing._store import OPERATIONS
 from tests.contract.operations import SpecOperation, operations
@@ -151,3 +153,84 @@ def test_an_operation_missing_from_a_place_is_named() -> None:
         f"Client (animalstore_client/_client.py): {spec[0].method_name} is not in the document"
         in problems
     )
+
+
+def test_the_declarations_are_the_documents_operations() -> None:
+    declared = [
+        (endpoint.method, endpoint.route, endpoint.method_name, endpoint.removal is not None)
+        for endpoint in ENDPOINTS
+    ]
+    documented = [
+        (operation.method, operation.path, operation.method_name, operation.deprecated)
+        for operation in operations()
+    ]
+    assert declared == documented
+    assert len({endpoint.fault_name for endpoint in ENDPOINTS}) == len(ENDPOINTS)
+
+
+@pytest.mark.parametrize("endpoint", ENDPOINTS, ids=lambda endpoint: endpoint.method_name)
+def test_a_deprecated_operation_says_the_declared_words_everywhere(endpoint: Endpoint) -> None:
+    # PEP 702: type checkers read a decorator's literal only, so the clients (and the raw
+    # views' descriptor) spell the message out; it must be the declaration's, word for word.
+    for owner in (Client, AsyncClient, RawResponses, AsyncRawResponses):
+        shown = getattr(vars(owner)[endpoint.method_name], "__deprecated__", None)
+        assert shown == endpoint.deprecation, owner
+    if endpoint.deprecation is not None:
+        source = (ROOT / "animalstore_client" / "_raw.py").read_text(encoding="utf-8")
+        literal = re.sub(
+            r'"\s+"', "", "".join(re.findall(r'@deprecated\(\s*((?:"[^"]*"\s*)+)', source))
+        )
+        assert endpoint.deprecation in literal
+
+
+def call_every_way(store: FakeAnimalStore, endpoint: Endpoint) -> list[tuple[str, object]]:
+    """Call the operation through each client and raw view; return what each gave."""
+    args, kwargs = VALID_ARGUMENTS[endpoint.method_name]
+
+    def warned() -> contextlib.AbstractContextManager[object]:
+        if endpoint.deprecation is None:
+            return contextlib.nullcontext()  # and the suite's warnings are errors
+        return pytest.warns(DeprecationWarning, match=f"^{re.escape(endpoint.deprecation)}$")
+
+    def call(target: object) -> Any:
+        with warned():
+            return getattr(target, endpoint.method_name)(*args, **kwargs)
+
+    async def call_async(target: object) -> Any:
+        with warned():
+            return await getattr(target, endpoint.method_name)(*args, **kwargs)
+
+    async def both_async() -> list[tuple[str, object]]:
+        async with store.async_client() as client:
+            return [
+                ("AsyncClient", await call_async(client)),
+                ("AsyncRawResponses", await call_async(client.with_raw_response)),
+            ]
+
+    with store.client() as client:
+        given = [("Client", call(client)), ("RawResponses", call(client.with_raw_response))]
+    return [*given, *asyncio.run(both_async())]
+
+
+@pytest.mark.parametrize("endpoint", ENDPOINTS, ids=lambda endpoint: endpoint.method_name)
+def test_every_operation_answers_through_every_client_and_raw_view(endpoint: Endpoint) -> None:
+    store = FakeAnimalStore()
+    store.add_pet(name="Rex", category_id=3)  # pet 1, which get_pet's valid arguments name
+
+    given = call_every_way(store, endpoint)
+
+    # A method that forgot its `return` gives None; a raw view gives the client's result
+    # wrapped, parsed to the declared type.
+    assert [name for name, _ in given] == [
+        "Client",
+        "RawResponses",
+        "AsyncClient",
+        "AsyncRawResponses",
+    ]
+    results = [result.parse() if isinstance(result, APIResponse) else result for _, result in given]
+    assert [isinstance(result, APIResponse) for _, result in given] == [False, True] * 2
+    assert all(isinstance(result, endpoint.result) for result in results), results
+    requests = store.requests
+    assert [request.method for request in requests] == [endpoint.method] * 4
+    route = re.sub(r"\\\{\w+\\\}", "[^/]+", re.escape(endpoint.route))
+    assert all(re.fullmatch("/v1" + route, request.path) for request in requests), requests

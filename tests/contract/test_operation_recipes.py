@@ -7,8 +7,10 @@ from __future__ import annotations
 
 import inspect
 import re
+import warnings
 from typing import Any
 
+import httpx
 import pytest
 
 from animalstore_client import Client
@@ -29,9 +31,21 @@ def recipe(operation: SpecOperation, **options: Any) -> recipes.Operation[Any]:
         for parameter in parameters
         if parameter.kind is parameter.KEYWORD_ONLY
     }
-    made: recipes.Operation[Any] = getattr(recipes, operation.method_name)(
-        *args, **{**defaults, **kwargs, **options}
-    )
+    make = getattr(recipes, operation.method_name)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            made: recipes.Operation[Any] = make(*args, **{**defaults, **kwargs, **options})
+        except (TypeError, ValueError):
+            assert not caught  # refused arguments: no warning first
+            raise
+    # A deprecated one warns, for the client's method and its raw view alike, in the declared
+    # words, at the caller's line; no other recipe warns.
+    expected = [] if made.endpoint.deprecation is None else [made.endpoint.deprecation]
+    assert [str(warning.message) for warning in caught] == expected
+    assert all(warning.category is DeprecationWarning for warning in caught)
+    assert all(warning.filename == __file__ for warning in caught)
+    assert bool(expected) is operation.deprecated
     return made
 
 
@@ -75,3 +89,17 @@ def test_a_recipe_names_a_bad_option(operation: SpecOperation) -> None:
         recipe(operation, deadline=-1.0)
     with pytest.raises(TypeError, match=r"^extra_headers"):
         recipe(operation, extra_headers=[("X-Trace-Id", "t-1")])
+
+
+def test_an_operation_declared_without_a_result_gives_none_whatever_the_body() -> None:
+    # The first operation answered with a 204 (DELETE) needs no code of its own here: its
+    # declaration says None, and the answer's body, if any, is not read as JSON.
+    from animalstore_client._core.response import parse_body
+    from animalstore_client._core.wire import Answer
+
+    def not_needed() -> Any:
+        raise AssertionError("not needed")
+
+    for body in (b"", b"not json", b'{"id": 1}'):
+        answer = Answer(204, httpx.Headers(), body, details=not_needed, view=not_needed)
+        assert parse_body(answer, None) is None
