@@ -15,7 +15,6 @@ are at the end.
 # No `from __future__ import annotations`: annotations stay objects, so `inspect.signature` and
 # `help()` show types, not strings, and `typing.get_type_hints` (the raw views' own types
 # included) reads them with no name to look up.
-import os
 import time
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Final, TypeVar
@@ -38,7 +37,6 @@ from animalstore_client._core.config import (
     resolve_options,
 )
 from animalstore_client._core.deprecation import DeprecationNotices
-from animalstore_client._core.logging import configure_from_env
 from animalstore_client._core.models import Pet, PetStatus
 from animalstore_client._core.retries import Pause
 from animalstore_client._core.types import NOT_GIVEN, NotGiven, PetStatusLiteral
@@ -102,7 +100,6 @@ class _BaseClient(Uncopyable):
             max_response_bytes=max_response_bytes,
             deadline=deadline,
         )
-        configure_from_env(os.environ)
         self._pool = pool
         self._owns_pool: bool = pool.owned
         self._closed = False

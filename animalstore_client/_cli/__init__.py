@@ -14,7 +14,7 @@ import os
 import sys
 import warnings
 from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from typing import Any, NoReturn
 
 from animalstore_client._cli.bulk import (
@@ -43,7 +43,7 @@ from animalstore_client._core.config import (
     Environment,
 )
 from animalstore_client._core.exceptions import APIError
-from animalstore_client._core.logging import LOG_VARIABLE, configure_from_env
+from animalstore_client._core.logging import LOG_VARIABLE, debug_to_stderr
 from animalstore_client._core.models import Pet, PetStatus
 from animalstore_client._core.response import IDEMPOTENCY_ADVICE
 from animalstore_client._core.safe_repr import tolerant_repr
@@ -194,9 +194,7 @@ def _pets_create_from_file(args: argparse.Namespace) -> int:
     except (TypeError, ValueError) as error:
         print_error(error, as_json=args.output == "jsonl")
         return EXIT_USAGE
-    if args.verbose:
-        configure_from_env({LOG_VARIABLE: "debug"})
-    with _warnings_as_notices():
+    with _warnings_as_notices(), debug_to_stderr() if args.verbose else nullcontext():
         return create_from_file(
             client,
             args.from_file,
@@ -261,12 +259,10 @@ def _call_api(args: argparse.Namespace, call: ApiCall) -> int:
             _warnings_as_notices(),
             Client(**_client_settings(args)) as client,
             _retry_lines(show=not args.verbose and sys.stderr.isatty()),
+            # The SDK's records never carry headers (the key).
+            debug_to_stderr() if args.verbose else nullcontext(),
         ):
-            if args.verbose:
-                # After the client is built, whose own set-up follows ANIMALSTORE_LOG: one
-                # stderr handler, at DEBUG. The SDK's records never carry headers (the key).
-                configure_from_env({LOG_VARIABLE: "debug"})
-                logging.getLogger("animalstore_client.cli").debug("using %r", client)
+            logging.getLogger("animalstore_client.cli").debug("using %r", client)
             result = call(client)
     except Exception as error:
         status = next((code for kind, code in EXIT_STATUSES if isinstance(error, kind)), None)

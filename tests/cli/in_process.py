@@ -148,20 +148,22 @@ def _streams(stdout: TextIO, stderr: TextIO) -> Iterator[None]:
 
 @contextmanager
 def _fresh_logging() -> Iterator[None]:
-    """No handler anywhere, as in a new process; the SDK's logger and handler put back after."""
+    """Logging as a new process has it: no handler anywhere but what ``ANIMALSTORE_LOG`` (as the
+    run's variables set it) installs at import; the SDK's logger put back after."""
     root = logging.getLogger()
     sdk = sdk_logging.logger
-    saved = (root.handlers[:], sdk.handlers[:], sdk.level, sdk_logging._handler)
+    saved = (root.handlers[:], sdk.handlers[:], sdk.level, sdk_logging._FROM_ENV)
     root.handlers = []
     sdk.handlers = []
     sdk.setLevel(logging.NOTSET)
-    sdk_logging._handler = None
+    # Inside _streams: the handler writes to the run's stderr, as the import would have.
+    sdk_logging._FROM_ENV = sdk_logging.configure_from_env(os.environ)
     try:
         yield
     finally:
         root.handlers, sdk.handlers = saved[0], saved[1]
         sdk.setLevel(saved[2])
-        sdk_logging._handler = saved[3]
+        sdk_logging._FROM_ENV = saved[3]
 
 
 @contextmanager

@@ -5,9 +5,12 @@ from __future__ import annotations
 import asyncio
 import inspect
 import logging
+import os
 import re
+import subprocess
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -25,6 +28,7 @@ KEY = "config-key-42"
 PET = {"id": 1, "name": "Rex", "categoryId": 3, "status": "available"}
 
 MakeApi = Callable[..., Any]
+ROOT = Path(__file__).resolve().parents[2]
 ClientPair = tuple[type[Client] | type[AsyncClient], type[httpx.Client] | type[httpx.AsyncClient]]
 
 CLIENT_KINDS = [
@@ -557,67 +561,89 @@ def test_own_connection_pool_is_closed(
 # --- ANIMALSTORE_LOG ----------------------------------------------------------------------
 
 
-@pytest.fixture
-def sdk_logger(monkeypatch: pytest.MonkeyPatch) -> Iterator[logging.Logger]:
-    """The SDK's logger with no handler installed yet; its handlers and level restored after."""
-    logger = logging.getLogger("animalstore_client")
-    level = logger.level
-    monkeypatch.setattr(sdk_logging, "_handler", None)
-    monkeypatch.setattr(logger, "handlers", [])
-    yield logger
-    logger.setLevel(level)
+def logged_run(value: str | None, script: str) -> subprocess.CompletedProcess[str]:
+    """Run ``script`` in a fresh Python with ``ANIMALSTORE_LOG`` set to ``value`` (or unset).
+
+    The variable is read as the package is imported: only a new process shows what it does.
+    """
+    environ = {k: v for k, v in os.environ.items() if not k.startswith("ANIMALSTORE_")}
+    if value is not None:
+        environ["ANIMALSTORE_LOG"] = value
+    return subprocess.run(
+        [sys.executable, "-c", script],
+        capture_output=True,
+        text=True,
+        env=environ,
+        cwd=ROOT,
+        timeout=30,
+        check=True,
+    )
+
+
+#: Three clients built, then the SDK logger's handlers (kind and stream) and level printed.
+_SHOW_LOGGER = """
+import logging, sys
+from animalstore_client.testing import FakeAnimalStore
+store = FakeAnimalStore()
+for _ in range(3):
+    store.client().close()
+logger = logging.getLogger("animalstore_client")
+print([(type(h).__name__, h.stream is sys.stderr) for h in logger.handlers], logger.level)
+"""
 
 
 @pytest.mark.parametrize(
     ("value", "level"),
-    [("debug", logging.DEBUG), ("DEBUG", logging.DEBUG), ("info", logging.INFO)],
+    [("debug", logging.DEBUG), ("DEBUG", logging.DEBUG), (" info ", logging.INFO)],
 )
-def test_log_variable_installs_one_stderr_handler(
-    make_api: MakeApi,
-    sdk_logger: logging.Logger,
-    monkeypatch: pytest.MonkeyPatch,
-    value: str,
-    level: int,
-) -> None:
-    monkeypatch.setenv("ANIMALSTORE_LOG", value)
-    for _ in range(3):
-        make_api()
-    assert len(sdk_logger.handlers) == 1
-    (handler,) = sdk_logger.handlers
-    assert isinstance(handler, logging.StreamHandler)
-    assert handler.stream is sys.stderr
-    assert sdk_logger.level == level
+def test_log_variable_installs_one_stderr_handler_at_import(value: str, level: int) -> None:
+    shown = logged_run(value, _SHOW_LOGGER).stdout
+    assert shown == f"[('StreamHandler', True)] {level}\n"
 
 
-def test_debug_log_reaches_stderr(
-    make_api: MakeApi,
-    sdk_logger: logging.Logger,
-    pets_route: respx.Route,
-    monkeypatch: pytest.MonkeyPatch,
-    capsys: pytest.CaptureFixture[str],
-) -> None:
-    monkeypatch.setenv("ANIMALSTORE_LOG", "debug")
-    make_api(api_key=KEY).list_pets()
-    err = capsys.readouterr().err
+@pytest.mark.parametrize("value", ["verbose", "trace", "1", "", None])
+def test_unknown_log_value_installs_nothing(value: str | None) -> None:
+    assert logged_run(value, _SHOW_LOGGER).stdout == f"[] {logging.NOTSET}\n"
+
+
+def test_debug_log_reaches_stderr() -> None:
+    script = (
+        "from animalstore_client.testing import FakeAnimalStore\n"
+        "store = FakeAnimalStore(api_keys=['sk-hidden-0123456789'])\n"
+        "store.client().list_pets()\n"
+    )
+    err = logged_run("debug", script).stderr
     # The whole line: time, logger, level, message.
     assert re.fullmatch(
         r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3} animalstore_client DEBUG "
-        r"GET https://api\.test/v1/pets -> 200 in \d+\.\d ms \(retry 0\)\n",
+        r"GET http://animalstore\.test/v1/pets -> 200 in \d+\.\d ms \(retry 0\)\n",
         err,
     ), err
-    assert KEY not in err
+    assert "sk-hidden" not in err
 
 
-@pytest.mark.parametrize("value", ["verbose", "trace", "1", ""])
-def test_unknown_log_value_installs_nothing(
-    make_api: MakeApi, sdk_logger: logging.Logger, monkeypatch: pytest.MonkeyPatch, value: str
+def test_building_a_client_leaves_logging_alone(
+    make_api: MakeApi, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    level = sdk_logger.level
-    monkeypatch.setenv("ANIMALSTORE_LOG", value)
+    # The variable set after the import changes nothing: logging is the application's.
+    logger = logging.getLogger("animalstore_client")
+    handlers, level = list(logger.handlers), logger.level
+    monkeypatch.setenv("ANIMALSTORE_LOG", "debug")
     make_api()
-    assert sdk_logger.handlers == []
-    assert sdk_logger.level == level
-    assert sdk_logging._handler is None
+    assert (logger.handlers, logger.level) == (handlers, level)
+
+
+def test_debug_to_stderr_lasts_for_its_block(capsys: pytest.CaptureFixture[str]) -> None:
+    logger = logging.getLogger("animalstore_client")
+    handlers, level = list(logger.handlers), logger.level
+    with sdk_logging.debug_to_stderr():
+        assert logger.level == logging.DEBUG
+        logging.getLogger("animalstore_client.cli").debug("inside")
+    logging.getLogger("animalstore_client.cli").debug("after")
+    assert (logger.handlers, logger.level) == (handlers, level)
+    err = capsys.readouterr().err
+    assert err.endswith(" animalstore_client.cli DEBUG inside\n")
+    assert "after" not in err
 
 
 @pytest.mark.parametrize(
