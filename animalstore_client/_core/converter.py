@@ -25,7 +25,7 @@ from cattrs.cols import is_mutable_sequence, list_structure_factory
 from cattrs.errors import ClassValidationError, IterableValidationError
 from cattrs.gen import make_dict_structure_fn, make_dict_unstructure_fn, override
 
-from animalstore_client._core.exceptions import AnimalStoreError
+from animalstore_client._core.root_error import AnimalStoreError
 from animalstore_client._core.safe_repr import tolerant_repr
 from animalstore_client._core.validation import INT64_MAX, INT64_MIN, is_boolean
 

@@ -27,11 +27,8 @@ from typing import Any, Protocol, TypeVar, cast
 
 import httpx
 
-# `animalstore_client.Error`, not `Error`, in annotations, for `typing.get_type_hints`: a name
-# imported only for type checkers does not exist at run time, and `_core.models` cannot be
-# imported here (`converter`, which it imports, imports this module). The package is loaded
-# before this module is (it is its parent), so this import adds no dependency.
-import animalstore_client
+from animalstore_client._core.models import Error
+from animalstore_client._core.root_error import AnimalStoreError
 from animalstore_client._core.safe_repr import tolerant_repr
 from animalstore_client._core.wire import response_view
 
@@ -82,10 +79,6 @@ class _Given:
     def http_response(self) -> httpx.Response:
         assert self.response is not None  # only errors constructed with a response read it
         return self.response
-
-
-class AnimalStoreError(Exception):
-    """Base class of every exception the SDK raises for an API call or for malformed data."""
 
 
 @tolerant_repr
@@ -191,18 +184,14 @@ class APIStatusError(APIError):
         request_id: the ``x-request-id`` response header, when present.
     """
 
-    def __init__(
-        self, message: str, *, response: httpx.Response, error: animalstore_client.Error | None
-    ) -> None:
+    def __init__(self, message: str, *, response: httpx.Response, error: Error | None) -> None:
         super().__init__(message, request=response.request)
         self._source = _Given(response.request, response)
         self._set_fields(response.status_code, response.headers.get("x-request-id"), error)
 
-    def _set_fields(
-        self, status_code: int, request_id: str | None, error: animalstore_client.Error | None
-    ) -> None:
+    def _set_fields(self, status_code: int, request_id: str | None, error: Error | None) -> None:
         self.status_code: int = status_code
-        self.error: animalstore_client.Error | None = error
+        self.error: Error | None = error
         self.code: str | None = error.code if error is not None else None
         self.request_id: str | None = request_id
 

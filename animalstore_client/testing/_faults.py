@@ -14,7 +14,7 @@ import re
 import threading
 from collections.abc import Callable, Mapping
 from http import HTTPStatus
-from typing import Literal, get_args
+from typing import Literal, Protocol, get_args
 
 import attrs
 
@@ -549,6 +549,20 @@ class Plan:
     delay: float = 0.0
     reset: bool = False
     truncate: bool = False
+
+
+class Answering(Protocol):
+    """What the adapters (``FakeTransport``, the socket server) need of a ``FakeAnimalStore``.
+
+    Declared here, beside ``Plan``, so that neither adapter imports the store, which imports
+    them.
+    """
+
+    def _exchange(
+        self, method: str, path: str, query: str, headers: Mapping[str, str], body: bytes
+    ) -> Plan: ...
+
+    def _protocol_error(self, status: int, message: str) -> RawResponse: ...
 
 
 class FaultScript:

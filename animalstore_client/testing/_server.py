@@ -22,8 +22,7 @@ from urllib.parse import unquote, urlsplit
 import attrs
 
 if TYPE_CHECKING:
-    from animalstore_client.testing._faults import Plan, RawResponse
-    from animalstore_client.testing._store import FakeAnimalStore
+    from animalstore_client.testing._faults import Answering, Plan, RawResponse
 
 __all__ = ["serve"]
 
@@ -35,7 +34,7 @@ _CHUNK_SIZE = re.compile(rb"[0-9A-Fa-f]{1,8}")
 
 
 @contextlib.contextmanager
-def serve(store: FakeAnimalStore, port: int) -> Iterator[str]:
+def serve(store: Answering, port: int) -> Iterator[str]:
     """Serve ``store`` on 127.0.0.1 in a background thread for the duration of a ``with``.
 
     Args:
@@ -71,7 +70,7 @@ class _Server(ThreadingHTTPServer):
     # 100 at once) overflows it, and each dropped SYN waits a second or more to be resent.
     request_queue_size = 1024
 
-    def __init__(self, store: FakeAnimalStore, port: int) -> None:
+    def __init__(self, store: Answering, port: int) -> None:
         self.store = store
         #: Set on close: ends every scripted delay at once, so that no handler holds it up.
         self.closing = threading.Event()

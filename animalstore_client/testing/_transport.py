@@ -10,20 +10,10 @@ from __future__ import annotations
 
 import time
 from collections.abc import AsyncIterator, Iterator
-from typing import TYPE_CHECKING
 
 import httpx
 
-# `animalstore_client.testing.FakeAnimalStore`, not `FakeAnimalStore`, in annotations, for
-# `typing.get_type_hints`: a name imported only for type checkers does not exist at run time,
-# and `_store`, which imports this module, cannot be imported here. The package and its
-# `testing` are loaded before this module is (they are its parents), so this import adds no
-# dependency; the one under TYPE_CHECKING lets type checkers follow the name.
-import animalstore_client
-from animalstore_client.testing._faults import Plan
-
-if TYPE_CHECKING:
-    import animalstore_client.testing
+from animalstore_client.testing._faults import Answering, Plan
 
 __all__ = ["FakeTransport"]
 
@@ -43,10 +33,10 @@ class FakeTransport(httpx.BaseTransport, httpx.AsyncBaseTransport):
     ``httpx.ReadTimeout`` once that timeout has passed.
 
     Args:
-        store: the store that answers the requests.
+        store: the ``FakeAnimalStore`` that answers the requests.
     """
 
-    def __init__(self, store: animalstore_client.testing.FakeAnimalStore) -> None:
+    def __init__(self, store: Answering) -> None:
         self._store = store
 
     def handle_request(self, request: httpx.Request) -> httpx.Response:
