@@ -18,7 +18,7 @@ from typing import Literal, Protocol, get_args
 
 import attrs
 
-from animalstore_client._core.endpoints import ENDPOINTS
+from animalstore_client._core.operations import ENDPOINTS
 from animalstore_client._core.safe_repr import tolerant_repr
 
 __all__ = [
