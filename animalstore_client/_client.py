@@ -17,7 +17,7 @@ are at the end.
 # included) reads them with no name to look up.
 import time
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any, Final, TypeVar
+from typing import TYPE_CHECKING, Any, Final, Literal, TypeVar, overload
 
 import httpx
 from typing_extensions import Self, deprecated
@@ -38,6 +38,7 @@ from animalstore_client._core.config import (
 )
 from animalstore_client._core.deprecation import DeprecationNotices
 from animalstore_client._core.models import Pet, PetStatus
+from animalstore_client._core.response import APIResponse
 from animalstore_client._core.retries import Pause
 from animalstore_client._core.types import NOT_GIVEN, NotGiven, PetStatusLiteral
 from animalstore_client._raw import (
@@ -103,9 +104,6 @@ class _BaseClient(Uncopyable):
         self._pool = pool
         self._owns_pool: bool = pool.owned
         self._closed = False
-        # Set on the hidden copy behind `with_raw_response`: the client it answers for, whose
-        # closing it follows, even when neither owns the pool.
-        self._raw_of: _BaseClient | None = None
         # Shared with the copies `with_options` makes: the service's deprecation signals warn
         # once per client family and operation, and its Retry-After holds back all of them.
         self._notices = DeprecationNotices()
@@ -205,12 +203,6 @@ class _BaseClient(Uncopyable):
         copy._pause = self._pause
         copy._owns_pool = False
         copy._closed = False
-        copy._raw_of = None
-        return copy
-
-    def _raw_copy(self) -> Self:
-        copy = self._copy(self._options)
-        copy._raw_of = self
         return copy
 
     def _refusal(self) -> TypeError:
@@ -221,13 +213,11 @@ class _BaseClient(Uncopyable):
         )
 
     def _usable_pool(self) -> Any:
-        client = self._raw_of or self
-        if client._closed or self._pool.closed:
-            raise RuntimeError(f"this {type(client).__name__} is closed; create a new one")
+        if self._closed or self._pool.closed:
+            raise RuntimeError(f"this {type(self).__name__} is closed; create a new one")
         return self._pool
 
-    def _start(self, operation: ops.Operation[T]) -> Call[T]:
-        raw = self._raw_of is not None
+    def _start(self, operation: ops.Operation[T], raw: bool) -> Call[T]:
         return Call(operation, self._options, raw=raw, notices=self._notices, pause=self._pause)
 
     def __repr__(self) -> str:
@@ -504,8 +494,13 @@ class Client(_BaseClient):
     def __exit__(self, *exc_info: object) -> None:
         self.close()
 
-    def _request(self, operation: ops.Operation[T]) -> T:
-        call = self._start(operation)
+    @overload
+    def _request(self, operation: ops.Operation[T], raw: Literal[False] = False) -> T: ...
+    @overload
+    def _request(self, operation: ops.Operation[T], raw: Literal[True]) -> APIResponse[T]: ...
+    def _request(self, operation: ops.Operation[T], raw: bool = False) -> T | APIResponse[T]:
+        """Send the operation, retrying as allowed: its result, or (``raw``) its answer."""
+        call = self._start(operation, raw)
         pool = self._usable_pool()
         sender = pool.current() or pool.open()
         while True:
@@ -783,8 +778,13 @@ class AsyncClient(_BaseClient):
     async def __aexit__(self, *exc_info: object) -> None:
         await self.aclose()
 
-    async def _request(self, operation: ops.Operation[T]) -> T:
-        call = self._start(operation)
+    @overload
+    async def _request(self, operation: ops.Operation[T], raw: Literal[False] = False) -> T: ...
+    @overload
+    async def _request(self, operation: ops.Operation[T], raw: Literal[True]) -> APIResponse[T]: ...
+    async def _request(self, operation: ops.Operation[T], raw: bool = False) -> T | APIResponse[T]:
+        """Send the operation, retrying as allowed: its result, or (``raw``) its answer."""
+        call = self._start(operation, raw)
         pool = self._usable_pool()
         sender = pool.current() or await pool.open()
         while True:

@@ -1,23 +1,26 @@
 """What ``client.with_raw_response`` is made of: the client's methods, returning an ``APIResponse``.
 
-Each view (``RawResponses`` and ``AsyncRawResponses``, beside the clients) holds a raw copy of
-its client (see ``_BaseClient._raw_copy``), whose calls return the ``APIResponse`` at run time.
-A view's method is made from the client's own: for type checkers a descriptor typed from it,
-so a view always has the client's parameters, spelled once, with declared types that editors
-and ``pyright --verifytypes`` can read; at run time a function that calls the raw copy, with
-the client method's signature and ``APIResponse[...]`` as its return type (a coroutine
-function on ``AsyncRawResponses``), for ``help()`` and ``inspect.signature``.
+Each view (``RawResponses`` and ``AsyncRawResponses``, beside the clients) holds its client. Its
+methods are ``RawMethod`` descriptors, each made from the client's method: one mechanism, the
+same for type checkers and at run time. Type checkers read from it the client method's
+parameters, spelled once, with ``APIResponse[...]`` as the result. At run time, read from a
+view, it gives a method that builds the operation's request with its recipe
+(``_core/operations.py``, whose recipes take the client methods' parameters) and sends it with
+the client, which returns the ``APIResponse``; read from the class, a function with the client
+method's parameters, ``APIResponse[...]`` as its return type and a docstring, for ``help()``,
+``inspect.signature`` and ``unittest.mock.create_autospec``.
 """
 
 from __future__ import annotations
 
 import inspect
+import types
 from collections.abc import Awaitable, Callable, Coroutine
 from typing import (
-    TYPE_CHECKING,
     Any,
     Concatenate,
     Generic,
+    Literal,
     NoReturn,
     Protocol,
     SupportsIndex,
@@ -29,9 +32,18 @@ from typing import (
 
 from typing_extensions import ParamSpec, deprecated
 
+from animalstore_client._core import operations
 from animalstore_client._core.response import APIResponse
 
-__all__ = ["RawView", "cached_view", "deprecated_raw", "raw_async_method", "raw_method"]
+__all__ = [
+    "DeprecatedRawMethod",
+    "RawMethod",
+    "RawView",
+    "cached_view",
+    "deprecated_raw",
+    "raw_async_method",
+    "raw_method",
+]
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -39,10 +51,20 @@ T = TypeVar("T")
 V = TypeVar("V", bound="RawView")
 
 
-class _Client(Protocol):
-    """What a raw view needs of its client: ``Client`` or ``AsyncClient``."""
+class _Sends(Protocol):
+    """What a ``RawResponses`` needs of its ``Client``."""
 
-    def _raw_copy(self) -> Any: ...
+    def _request(
+        self, operation: operations.Operation[T], raw: Literal[True]
+    ) -> APIResponse[T]: ...
+
+
+class _SendsAsync(Protocol):
+    """What an ``AsyncRawResponses`` needs of its ``AsyncClient``."""
+
+    async def _request(
+        self, operation: operations.Operation[T], raw: Literal[True]
+    ) -> APIResponse[T]: ...
 
 
 class Uncopyable:
@@ -79,22 +101,24 @@ class Uncopyable:
 
 
 class RawView(Uncopyable):
-    """What both raw views hold: a raw copy of their client, which follows its closing.
+    """What both raw views hold: their client, whose closing they follow.
 
     Made by ``client.with_raw_response``, not by users. ``get_pet`` is deprecated on a view
     as on the client.
 
     Args:
-        client: the client whose methods the view calls.
+        client: the ``Client`` or ``AsyncClient`` whose methods the view calls.
     """
 
-    __slots__ = ("_raw",)
+    __slots__ = ("_client",)
 
-    def __init__(self, client: _Client) -> None:
-        self._raw = client._raw_copy()
+    def __init__(self, client: object) -> None:
+        # `Client` or `AsyncClient` (their module imports this one): each view's methods say
+        # which they call.
+        self._client = client
 
     def _refusal(self) -> TypeError:
-        # The view, rather than the hidden client behind it.
+        # The view, rather than the client behind it.
         return TypeError(
             f"{type(self).__name__} objects cannot be copied or pickled; read the "
             "with_raw_response of the client to call (one of client.with_options() has its own)"
@@ -137,85 +161,120 @@ class cached_view(Generic[V]):
         return view
 
 
-if TYPE_CHECKING:
+class RawMethod(Generic[P, R]):
+    """A client method as a raw view has it: the same parameters, an ``APIResponse`` returned.
 
-    class _RawMethod(Generic[P, R]):
-        """A client method as a raw view shows it: the same parameters, another return type.
+    Read from a view, a method of it; read from the view's class, the function that
+    ``help()``, ``inspect.signature`` and ``create_autospec`` read (the view's parameter left
+    out, as the view's method has none). Both made on first read.
 
-        For type checkers only: at run time a view's method is a function (see ``_as_raw``).
-        """
+    Args:
+        method: the client's method (``Client.list_pets``); its operation's recipe has its
+            name and takes its parameters.
+        is_async: whether it is ``AsyncClient``'s, whose view's methods are coroutines.
+    """
 
-        @overload
-        def __get__(self, view: None, owner: type[Any]) -> Callable[Concatenate[Any, P], R]: ...
-        @overload
-        def __get__(self, view: RawView, owner: type[Any]) -> Callable[P, R]: ...
-        def __get__(self, view: RawView | None, owner: type[Any]) -> Any: ...
+    __slots__ = ("__deprecated__", "_functions", "_is_async", "_method")
 
-    class _DeprecatedRawMethod(_RawMethod[P, R]):
-        """A deprecated client method on a raw view: type checkers flag its use there too."""
+    def __init__(self, method: Callable[..., Any], *, is_async: bool) -> None:
+        self._method = method
+        self._is_async = is_async
+        self._functions: tuple[types.FunctionType, types.FunctionType] | None = None
+        #: The client method's deprecation message, if it has one (PEP 702's attribute).
+        self.__deprecated__: str | None = getattr(method, "__deprecated__", None)
 
-        @overload
-        def __get__(self, view: None, owner: type[Any]) -> Callable[Concatenate[Any, P], R]: ...
-        @overload
-        # A string literal, not a constant: type checkers only read a literal (PEP 702).
-        @deprecated(
-            "get_pet() calls GET /pets/{petId}, which is deprecated and will be removed on "
-            "5 December 2030; use list_pets() with a status filter instead"
+    @overload
+    def __get__(self, view: None, owner: type[Any]) -> Callable[P, R]: ...
+    @overload
+    def __get__(self, view: RawView, owner: type[Any]) -> Callable[P, R]: ...
+    def __get__(self, view: RawView | None, owner: type[Any]) -> Callable[P, R]:
+        """Return the view's method, or read from the class, the function that shows it."""
+        call, shown = self._functions or self._made()
+        if view is None:
+            return cast("Callable[P, R]", shown)
+        return cast("Callable[P, R]", types.MethodType(call, view))
+
+    def _made(self) -> tuple[types.FunctionType, types.FunctionType]:
+        """Make the view's function and the one its class shows; keep them for later reads."""
+        recipe = getattr(operations, self._method.__name__)
+        call = _async_call(recipe) if self._is_async else _sync_call(recipe)
+        # The same code under another signature: the view's parameter left out.
+        shown = types.FunctionType(
+            call.__code__, call.__globals__, call.__name__, None, call.__closure__
         )
-        def __get__(self, view: RawView, owner: type[Any]) -> Callable[P, R]: ...
-        def __get__(self, view: RawView | None, owner: type[Any]) -> Any: ...
+        # The client's annotations are objects (no `from __future__ import annotations` there).
+        hints = dict(self._method.__annotations__)
+        hints["return"] = cast(Any, APIResponse)[hints["return"]]
+        signature = inspect.signature(self._method).replace(return_annotation=hints["return"])
+        parameters = list(signature.parameters.values())
+        function: Any  # the attributes set below are not in FunctionType's stubs
+        for function, own in ((call, parameters), (shown, parameters[1:])):
+            function.__name__ = function.__qualname__ = self._method.__name__
+            function.__module__ = self._method.__module__
+            function.__doc__ = (
+                f"``{self._method.__qualname__}``, returning its ``APIResponse``: status, "
+                f"headers, ``.parse()``.\n\n{inspect.getdoc(self._method)}"
+            )
+            function.__annotations__ = hints
+            function.__signature__ = signature.replace(parameters=own)
+            if self.__deprecated__ is not None:
+                function.__deprecated__ = self.__deprecated__
+        self._functions = (call, shown)
+        return call, shown
 
 
-def raw_method(method: Callable[Concatenate[Any, P], T]) -> _RawMethod[P, APIResponse[T]]:
-    """Return the raw view's counterpart of a ``Client`` method."""
-    name = method.__name__
-
+def _sync_call(recipe: Callable[..., operations.Operation[Any]]) -> types.FunctionType:
     def call(view: RawView, /, *args: Any, **kwargs: Any) -> Any:
-        return getattr(view._raw, name)(*args, **kwargs)
+        client = cast(_Sends, view._client)  # a RawResponses: a Client's
+        return client._request(recipe(*args, **kwargs), raw=True)
 
-    return cast("_RawMethod[P, APIResponse[T]]", _as_raw(call, method))
+    return cast(types.FunctionType, call)
+
+
+def _async_call(recipe: Callable[..., operations.Operation[Any]]) -> types.FunctionType:
+    async def call(view: RawView, /, *args: Any, **kwargs: Any) -> Any:
+        client = cast(_SendsAsync, view._client)  # an AsyncRawResponses: an AsyncClient's
+        return await client._request(recipe(*args, **kwargs), raw=True)
+
+    return cast(types.FunctionType, call)
+
+
+class DeprecatedRawMethod(RawMethod[P, R]):
+    """A deprecated client method on a raw view: type checkers flag its use there too.
+
+    The client's method warns at run time, from its recipe, as the view calls it.
+    """
+
+    __slots__ = ()
+
+    @overload
+    def __get__(self, view: None, owner: type[Any]) -> Callable[P, R]: ...
+    @overload
+    # A string literal, not a constant: type checkers only read a literal (PEP 702). It is the
+    # words the declaration makes (tests/contract/test_every_operation.py compares them).
+    @deprecated(
+        "get_pet() calls GET /pets/{petId}, which is deprecated and will be removed on "
+        "5 December 2030; use list_pets() with a status filter instead",
+        category=None,
+    )
+    def __get__(self, view: RawView, owner: type[Any]) -> Callable[P, R]: ...
+    def __get__(self, view: RawView | None, owner: type[Any]) -> Callable[P, R]:
+        """Return the view's method, or read from the class, the function that shows it."""
+        return super().__get__(view, owner)
+
+
+def raw_method(method: Callable[Concatenate[Any, P], T]) -> RawMethod[P, APIResponse[T]]:
+    """Return the raw view's counterpart of a ``Client`` method."""
+    return RawMethod(method, is_async=False)
 
 
 def raw_async_method(
     method: Callable[Concatenate[Any, P], Awaitable[T]],
-) -> _RawMethod[P, Coroutine[Any, Any, APIResponse[T]]]:
+) -> RawMethod[P, Coroutine[Any, Any, APIResponse[T]]]:
     """Return the raw view's counterpart of an ``AsyncClient`` method."""
-    name = method.__name__
-
-    async def call(view: RawView, /, *args: Any, **kwargs: Any) -> Any:
-        return await getattr(view._raw, name)(*args, **kwargs)
-
-    return cast("_RawMethod[P, Coroutine[Any, Any, APIResponse[T]]]", _as_raw(call, method))
+    return RawMethod(method, is_async=True)
 
 
-def _as_raw(call: Callable[..., Any], method: Callable[..., Any]) -> object:
-    """Give ``call`` the name, signature and types of ``method``, returning an ``APIResponse``.
-
-    Returns:
-        ``call``, which its caller declares as the descriptor type checkers read.
-    """
-    # The client's annotations are objects (no `from __future__ import annotations` there).
-    hints = dict(method.__annotations__)
-    hints["return"] = cast(Any, APIResponse)[hints["return"]]
-    signature = inspect.signature(method)
-    call.__name__ = call.__qualname__ = method.__name__
-    call.__module__ = method.__module__
-    call.__doc__ = (
-        f"``{method.__qualname__}``, returning its ``APIResponse``: status, headers, "
-        f"``.parse()``.\n\n{inspect.getdoc(method)}"
-    )
-    call.__annotations__ = hints
-    call.__signature__ = signature.replace(  # type: ignore[attr-defined]
-        return_annotation=hints["return"]
-    )
-    if hasattr(method, "__deprecated__"):
-        call.__deprecated__ = method.__deprecated__  # type: ignore[attr-defined]
-    return call
-
-
-def deprecated_raw(method: _RawMethod[P, R]) -> _DeprecatedRawMethod[P, R]:
-    """Return ``method`` flagged as deprecated for type checkers, as the client's ``get_pet`` is.
-
-    At run time ``method`` itself: the client's method warns, as the view calls it.
-    """
-    return cast("_DeprecatedRawMethod[P, R]", method)
+def deprecated_raw(method: RawMethod[P, R]) -> DeprecatedRawMethod[P, R]:
+    """Return ``method`` flagged as deprecated for type checkers, as the client's method is."""
+    return DeprecatedRawMethod(method._method, is_async=method._is_async)

@@ -11,7 +11,9 @@ operation").
 
 A recipe checks its arguments, per-call options included, and says what to send: an
 ``Operation`` of its ``Endpoint``, warning first when the endpoint is deprecated. Plain
-functions, shared by ``Client`` and ``AsyncClient``.
+functions, shared by ``Client``, ``AsyncClient`` and their raw views, which call a recipe with
+the arguments their method was given: each takes its client method's parameters, with the same
+names, kinds and defaults.
 """
 
 from __future__ import annotations
@@ -78,6 +80,11 @@ class Removal:
     on: date
     instead: str
 
+    @property
+    def day(self) -> str:
+        """The day of removal in words, as messages say it (``"5 December 2030"``)."""
+        return f"{self.on.day} {_MONTHS[self.on.month - 1]} {self.on.year}"  # not %B: a locale's
+
 
 @tolerant_repr
 @frozen(eq=False, repr=False)
@@ -136,11 +143,9 @@ class Endpoint:
         """What calling it warns, or ``None`` when the spec does not deprecate it."""
         if self.removal is None:
             return None
-        on = self.removal.on
-        removed = f"{on.day} {_MONTHS[on.month - 1]} {on.year}"  # not %B: the locale's
         return (
             f"{self.method_name}() calls {self.name}, which is deprecated and will be removed "
-            f"on {removed}; use {self.removal.instead} instead"
+            f"on {self.removal.day}; use {self.removal.instead} instead"
         )
 
 
@@ -222,8 +227,8 @@ class Operation(Generic[T]):
 
 def list_pets(
     *,
-    limit: object,
-    status: object,
+    limit: object = None,
+    status: object = None,
     timeout: object = NOT_GIVEN,
     deadline: object = NOT_GIVEN,
     extra_headers: object = None,
@@ -259,7 +264,7 @@ def create_pet(
     *,
     name: object,
     category_id: object,
-    status: object,
+    status: object = None,
     idempotency_key: object = None,
     timeout: object = NOT_GIVEN,
     deadline: object = NOT_GIVEN,

@@ -13,7 +13,7 @@ from typing import Any
 import httpx
 import pytest
 
-from animalstore_client import Client
+from animalstore_client import AsyncClient, Client
 from animalstore_client._core import operations as recipes
 from animalstore_client._core.types import NOT_GIVEN
 from tests.contract.operations import SpecOperation, operations
@@ -103,3 +103,15 @@ def test_an_operation_declared_without_a_result_gives_none_whatever_the_body() -
     for body in (b"", b"not json", b'{"id": 1}'):
         answer = Answer(204, httpx.Headers(), body, details=not_needed, view=not_needed)
         assert parse_body(answer, None) is None
+
+
+@pytest.mark.parametrize("operation", SPEC, ids=lambda operation: operation.method_name)
+def test_a_recipe_takes_its_client_methods_parameters(operation: SpecOperation) -> None:
+    # The raw views call the recipe with the arguments their method was given.
+    def shape(function: Any, skip: int) -> list[tuple[str, Any, Any]]:
+        parameters = list(inspect.signature(function).parameters.values())[skip:]
+        return [(p.name, p.kind, p.default) for p in parameters]
+
+    made = shape(getattr(recipes, operation.method_name), 0)
+    for client_class in (Client, AsyncClient):
+        assert shape(getattr(client_class, operation.method_name), 1) == made

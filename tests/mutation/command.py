@@ -44,6 +44,9 @@ TARGET = 0.95
 #: survivor runs every test that reaches it.
 COVERING_TESTS: dict[str, tuple[str, ...]] = {
     "animalstore_client/": ("tests/unit", "tests/testing"),
+    # The raw views, introspected by the unit tests and called through every operation
+    # against the store by the contract tests.
+    "animalstore_client/_raw.py": ("tests/unit", "tests/testing", "tests/contract"),
     # The rest of the core: what the unit tests see, and what the requests as sent (contract),
     # the store's answers, numpy's and pandas' values and pickled objects show of it.
     "animalstore_client/_core/": (

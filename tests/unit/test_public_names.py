@@ -221,10 +221,14 @@ def test_raw_views_have_the_clients_parameters_and_docs(
         assert hints == {**typing.get_type_hints(original), "return": signature.return_annotation}
         assert inspect.iscoroutinefunction(shown) is (client_class is AsyncClient)
         assert (inspect.getdoc(original) or "x") in (inspect.getdoc(shown) or "")
-        # Bound to the view, which calls its hidden raw copy, never the client itself.
+        # Bound to the view, which sends with its client.
         assert shown.__self__ is view
-        # On the class, the attribute is a function, for help() and introspection.
-        assert inspect.isfunction(getattr(view_class, name))
+        # On the class, a function with the same parameters (none for the view), for help(),
+        # introspection and create_autospec.
+        on_class = getattr(view_class, name)
+        assert inspect.isfunction(on_class)
+        assert inspect.signature(on_class) == signature
+        assert inspect.iscoroutinefunction(on_class) is (client_class is AsyncClient)
     assert {name for name in dir(view) if not name.startswith("_")} == set(METHOD_NAMES)
 
 
@@ -235,8 +239,7 @@ def test_fake_transport_is_exported_and_is_what_the_store_hands_out() -> None:
 def declared_overloads(source: Path, class_name: str, name: str) -> list[str | None]:
     """The ``@deprecated`` message of each ``@overload`` of a method, read from its source.
 
-    What type checkers read (PEP 702: a literal in each place); the descriptors that declare
-    the raw views' types exist for type checkers only.
+    What type checkers read (PEP 702: a literal in each place).
     """
     module = ast.parse(source.read_text())
     [cls] = [n for n in ast.walk(module) if isinstance(n, ast.ClassDef) and n.name == class_name]
@@ -263,5 +266,5 @@ def test_raw_views_flag_get_pet_with_the_clients_deprecation_message() -> None:
         assert inspect.getattr_static(view_class, "get_pet").__deprecated__ == expected
         assert not hasattr(view_class.list_pets, "__deprecated__")
     source = Path(inspect.getsourcefile(RawView) or "")
-    assert declared_overloads(source, "_DeprecatedRawMethod", "__get__") == [None, expected]
-    assert declared_overloads(source, "_RawMethod", "__get__") == [None, None]
+    assert declared_overloads(source, "DeprecatedRawMethod", "__get__") == [None, expected]
+    assert declared_overloads(source, "RawMethod", "__get__") == [None, None]
