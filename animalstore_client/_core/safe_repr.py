@@ -51,7 +51,7 @@ def _fields_repr(self: Any) -> str:
         if field.repr
     )
     # As attrs names the class: a class defined in a function without its "<locals>" path.
-    return f"{type(self).__qualname__.rsplit('>.', 1)[-1]}({shown})"
+    return f"{type(self).__qualname__.rpartition('>.')[2]}({shown})"
 
 
 def _tolerant(method: Callable[[object], str]) -> Callable[[object], str]:

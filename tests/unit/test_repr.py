@@ -129,6 +129,17 @@ def test_an_attrs_class_without_a_repr_gets_the_one_attrs_would_write() -> None:
             id=1, name="Rex", category_id=3, status=animalstore_client.PetStatus.SOLD
         )
     ) == ("Pet(id=1, name='Rex', category_id=3, status=PetStatus.SOLD)")
+
+    # Its own __repr__ is kept, attrs class or not (the core's Request shows two fields).
+    @tolerant_repr
+    @attrs.define(repr=False)
+    class Shown:
+        name: str
+
+        def __repr__(self) -> str:
+            return f"<{self.name}>"
+
+    assert repr(Shown("Rex")) == "<Rex>"
     options = Client(api_key="sk-abcdefgh12345678")._options
     assert "sk-abcdefgh" not in repr(options)
     assert repr(options).startswith("ClientOptions(base_url='https://")
