@@ -17,6 +17,7 @@ import inspect
 import types
 from collections.abc import Awaitable, Callable, Coroutine
 from typing import (
+    TYPE_CHECKING,
     Any,
     Concatenate,
     Generic,
@@ -51,20 +52,21 @@ T = TypeVar("T")
 V = TypeVar("V", bound="RawView")
 
 
-class _Sends(Protocol):
-    """What a ``RawResponses`` needs of its ``Client``."""
+if TYPE_CHECKING:  # for the casts below; a Protocol class costs its import time
 
-    def _request(
-        self, operation: operations.Operation[T], raw: Literal[True]
-    ) -> APIResponse[T]: ...
+    class _Sends(Protocol):
+        """What a ``RawResponses`` needs of its ``Client``."""
 
+        def _request(
+            self, operation: operations.Operation[T], raw: Literal[True]
+        ) -> APIResponse[T]: ...
 
-class _SendsAsync(Protocol):
-    """What an ``AsyncRawResponses`` needs of its ``AsyncClient``."""
+    class _SendsAsync(Protocol):
+        """What an ``AsyncRawResponses`` needs of its ``AsyncClient``."""
 
-    async def _request(
-        self, operation: operations.Operation[T], raw: Literal[True]
-    ) -> APIResponse[T]: ...
+        async def _request(
+            self, operation: operations.Operation[T], raw: Literal[True]
+        ) -> APIResponse[T]: ...
 
 
 class Uncopyable:
@@ -225,7 +227,7 @@ class RawMethod(Generic[P, R]):
 
 def _sync_call(recipe: Callable[..., operations.Operation[Any]]) -> types.FunctionType:
     def call(view: RawView, /, *args: Any, **kwargs: Any) -> Any:
-        client = cast(_Sends, view._client)  # a RawResponses: a Client's
+        client = cast("_Sends", view._client)  # a RawResponses: a Client's
         return client._request(recipe(*args, **kwargs), raw=True)
 
     return cast(types.FunctionType, call)
@@ -233,7 +235,7 @@ def _sync_call(recipe: Callable[..., operations.Operation[Any]]) -> types.Functi
 
 def _async_call(recipe: Callable[..., operations.Operation[Any]]) -> types.FunctionType:
     async def call(view: RawView, /, *args: Any, **kwargs: Any) -> Any:
-        client = cast(_SendsAsync, view._client)  # an AsyncRawResponses: an AsyncClient's
+        client = cast("_SendsAsync", view._client)  # an AsyncRawResponses: an AsyncClient's
         return await client._request(recipe(*args, **kwargs), raw=True)
 
     return cast(types.FunctionType, call)
