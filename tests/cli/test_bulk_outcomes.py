@@ -46,34 +46,10 @@ from animalstore_client._cli.journal import (
 from animalstore_client._cli.progress import Progress, Tally
 from animalstore_client._cli.records import Record, read_records
 from animalstore_client.testing import FakeAnimalStore, Fault
+from tests.cli.bulk_harness import KEY, creates, records, run_bulk, stop_when
 
-KEY = "test-key"
-
-
-def records(count: int) -> bytes:
-    return b"".join(
-        json.dumps({"name": f"pet-{line}", "categoryId": line}).encode() + b"\n"
-        for line in range(1, count + 1)
-    )
-
-
-def run(store: FakeAnimalStore, data: bytes, concurrency: int = 1) -> tuple[int, list[Any], str]:
-    """Run ``Bulk`` over JSONL ``data``; return the exit status, stdout's lines and stderr."""
-    stream = io.BytesIO(data)
-    stdout, stderr = io.StringIO(), io.StringIO()
-
-    async def go() -> int:
-        async with store.async_client(max_retries=0) as client:
-            progress = Progress(stderr, bar=False, fraction=lambda: None)
-            bulk = Bulk(client, NoJournal(), concurrency, stdout, progress)
-            return await bulk.run(read_records(stream, "jsonl"), stream)
-
-    status = asyncio.run(go())
-    return status, [json.loads(line) for line in stdout.getvalue().splitlines()], stderr.getvalue()
-
-
-def creates(store: FakeAnimalStore) -> int:
-    return sum(request.method == "POST" for request in store.requests)
+#: The server a journal of these tests names (the runs' own client calls the store in process).
+JOURNALED_URL = "http://127.0.0.1:1/v1"
 
 
 def test_the_refused_statuses_are_those_about_the_record() -> None:
@@ -101,14 +77,14 @@ def test_an_error_answer_is_refused_when_it_is_about_the_record_else_failed(
     store = FakeAnimalStore(api_keys=(KEY,))
     store.inject(Fault.error(status, operation="create"))
 
-    exit_code, printed, stderr = run(store, records(2))
+    ran = run_bulk(records(2), store=store)
 
-    by_line = {value["line"]: value for value in printed}
+    by_line = {value["line"]: value for value in ran.printed}
     assert (by_line[1]["status"], by_line[1]["error"]["status"]) == (state, status)
     assert by_line[2]["status"] == "created"
-    assert exit_code == 1
+    assert ran.status == 1
     counts = "0 refused, 1 failed" if state == "failed" else "1 refused, 0 failed"
-    assert f"pets create: 1 created, {counts}, 0 unknown, 0 invalid;" in stderr
+    assert f"pets create: 1 created, {counts}, 0 unknown, 0 invalid;" in ran.stderr
 
 
 @pytest.mark.parametrize(("concurrency", "bound"), [(1, 10), (4, 10), (5, 10), (8, 16)])
@@ -118,16 +94,18 @@ def test_a_run_gives_up_after_twice_its_concurrency_failures_in_a_row_ten_at_lea
     store = FakeAnimalStore(api_keys=(KEY,))
     store.inject(Fault.error(500, operation="create", times=None))
 
-    exit_code, printed, stderr = run(store, records(60), concurrency)
+    ran = run_bulk(records(60), store=store, concurrency=concurrency)
 
     # The calls in flight when the bound is reached end too; nothing is started after.
     assert bound <= creates(store) <= bound + concurrency - 1
-    assert len(printed) == creates(store)
-    assert {value["status"] for value in printed} == {"failed"}
-    assert exit_code == 1
-    latest = printed[-1]["error"]["message"]
-    assert f"stopped early: the last {bound} records all failed (the latest: {latest}); " in stderr
-    assert "the records not yet sent are left for a re-run" in stderr
+    assert len(ran.printed) == creates(store)
+    assert {value["status"] for value in ran.printed} == {"failed"}
+    assert ran.status == 1
+    latest = ran.printed[-1]["error"]["message"]
+    assert (
+        f"stopped early: the last {bound} records all failed (the latest: {latest}); " in ran.stderr
+    )
+    assert "the records not yet sent are left for a re-run" in ran.stderr
 
 
 @pytest.mark.parametrize(
@@ -146,28 +124,28 @@ def test_an_answer_about_the_record_starts_the_count_of_failures_again(between: 
         Fault.error(500, operation="create", times=9),
     )
 
-    exit_code, printed, stderr = run(store, records(25))
+    ran = run_bulk(records(25), store=store)
 
     assert creates(store) == 25
-    assert [value["status"] for value in printed][:20] == ["failed"] * 9 + [
+    assert [value["status"] for value in ran.printed][:20] == ["failed"] * 9 + [
         "refused" if between.kind == "error" else "created"
     ] + ["failed"] * 9 + ["created"]
-    assert "stopped early" not in stderr
-    assert exit_code == 1
+    assert "stopped early" not in ran.stderr
+    assert ran.status == 1
 
 
 def test_no_answer_at_all_is_unknown_exit_3() -> None:
     store = FakeAnimalStore(api_keys=(KEY,))
     store.inject(Fault.drop(processed=True, operation="create"))
 
-    exit_code, printed, stderr = run(store, records(2))
+    ran = run_bulk(records(2), store=store)
 
-    by_line = {value["line"]: value for value in printed}
+    by_line = {value["line"]: value for value in ran.printed}
     assert by_line[1]["status"] == "unknown"
     assert by_line[1]["error"]["code"] == "connection_error"
     assert by_line[2]["status"] == "created"
-    assert exit_code == 3
-    assert "answer lost for 1 record(s), which may have been created: line(s) 1" in stderr
+    assert ran.status == 3
+    assert "answer lost for 1 record(s), which may have been created: line(s) 1" in ran.stderr
 
 
 @pytest.mark.parametrize(
@@ -239,9 +217,9 @@ def test_a_server_error_status_that_is_no_number_is_no_sign_of_a_create() -> Non
 def test_an_invalid_line_is_printed_with_an_error_of_the_apis_error_shape() -> None:
     store = FakeAnimalStore(api_keys=(KEY,))
 
-    exit_code, printed, _ = run(store, b'{"name": "Rex"}\n')
+    ran = run_bulk(b'{"name": "Rex"}\n', store=store)
 
-    assert printed == [
+    assert ran.printed == [
         {
             "line": 1,
             "status": "invalid",
@@ -252,33 +230,25 @@ def test_an_invalid_line_is_printed_with_an_error_of_the_apis_error_shape() -> N
             },
         }
     ]
-    assert exit_code == 2
+    assert ran.status == 2
     assert creates(store) == 0
 
 
 def test_calls_cut_short_by_a_second_signal_are_unknown_with_an_interrupted_error() -> None:
     store = FakeAnimalStore(api_keys=(KEY,))
     store.inject(Fault.delay(60, operation="create", times=2))
-    stream = io.BytesIO(records(4))
-    stdout, stderr = io.StringIO(), io.StringIO()
 
-    async def go() -> int:
-        async with store.async_client(max_retries=0) as client:
-            progress = Progress(stderr, bar=False, fraction=lambda: None)
-            bulk = Bulk(client, NoJournal(), 2, stdout, progress)
-            running = asyncio.ensure_future(bulk.run(read_records(stream, "jsonl"), stream))
-            while creates(store) < 2:  # both calls in flight, held by the delay
-                await asyncio.sleep(0.005)
-            bulk.interrupt(signal.SIGINT)
-            bulk.interrupt(signal.SIGINT)
-            return await asyncio.wait_for(running, 30)
+    # Both calls in flight, held by the delay: Ctrl-C twice.
+    ran = run_bulk(
+        records(4),
+        store=store,
+        concurrency=2,
+        during=stop_when(lambda _: creates(store) >= 2, signal.SIGINT, signal.SIGINT),
+    )
 
-    exit_code = asyncio.run(go())
-
-    printed = [json.loads(line) for line in stdout.getvalue().splitlines()]
-    assert exit_code == 130
-    assert sorted(value["line"] for value in printed) == [1, 2]
-    for value in printed:
+    assert ran.status == 130
+    assert sorted(value["line"] for value in ran.printed) == [1, 2]
+    for value in ran.printed:
         assert value["status"] == "unknown"
         assert value["error"] == {
             "code": "interrupted",
@@ -290,8 +260,8 @@ def test_calls_cut_short_by_a_second_signal_are_unknown_with_an_interrupted_erro
     assert (
         "interrupted: waiting for the calls in flight to end; Ctrl-C again to stop waiting "
         "(their records are then resent by a re-run)\n"
-    ) in stderr.getvalue()
-    assert "stopped early: interrupted (Ctrl-C)" in stderr.getvalue()
+    ) in ran.stderr
+    assert "stopped early: interrupted (Ctrl-C)" in ran.stderr
 
 
 def test_a_signal_while_a_pipe_has_nothing_to_read_ends_the_run_at_once() -> None:
@@ -301,82 +271,76 @@ def test_a_signal_while_a_pipe_has_nothing_to_read_ends_the_run_at_once() -> Non
     store = FakeAnimalStore(api_keys=(KEY,))
     read_end, write_end = os.pipe()
     os.write(write_end, records(2))
-    stdout, stderr = io.StringIO(), io.StringIO()
+    reading: list[bool] = []
 
-    async def go() -> tuple[int, list[bool]]:
-        with open(read_end, "rb") as stream:
-            async with store.async_client(max_retries=0) as client:
-                progress = Progress(stderr, bar=False, fraction=lambda: None)
-                bulk = Bulk(client, NoJournal(), 1, stdout, progress)
-                running = asyncio.ensure_future(bulk.run(read_records(stream, "jsonl"), stream))
-                while len(store.pets) < 2:
-                    await asyncio.sleep(0.005)
-                bulk.interrupt(signal.SIGTERM)
-                status = await asyncio.wait_for(running, 30)
-            reading = [bulk.reading]
-            os.close(write_end)  # the end of the input: the reader is done
-            while bulk.reading:
-                await asyncio.sleep(0.005)
-            reading.append(bulk.reading)
-        return status, reading
+    async def end_the_input(bulk: Bulk) -> None:
+        reading.append(bulk.reading)
+        os.close(write_end)  # the end of the input: the reader is done
+        while bulk.reading:
+            await asyncio.sleep(0.005)
+        reading.append(bulk.reading)
 
-    assert asyncio.run(go()) == (143, [True, False])
-    assert len(stdout.getvalue().splitlines()) == 2
-    assert "stopped early: terminated (SIGTERM)" in stderr.getvalue()
+    with open(read_end, "rb") as stream:
+        ran = run_bulk(
+            stream,
+            store=store,
+            during=stop_when(lambda _: len(store.pets) >= 2, signal.SIGTERM),
+            after=end_the_input,
+        )
+
+    assert (ran.status, reading) == (143, [True, False])
+    assert len(ran.printed) == 2
+    assert "stopped early: terminated (SIGTERM)" in ran.stderr
 
 
 class FailingJournal(NoJournal):
-    """A journal whose first ``works`` writes succeed and every later one fails."""
+    """A journal that fails at ``where``: an append once ``works`` appends have succeeded,
+    its flush to disk, or its close. Every append's entries are kept in ``writes``."""
 
-    def __init__(self, works: int) -> None:
+    def __init__(self, where: str = "append", works: int = 0) -> None:
+        self.where = where
         self.works = works
         self.writes: list[list[Entry]] = []
 
     def append(self, *entries: Entry) -> int:
         self.writes.append(list(entries))
-        if len(self.writes) > self.works:
-            raise OSError(28, "No space left on device")
+        if self.where == "append" and len(self.writes) > self.works:
+            raise disk_full()
         return 1
 
+    async def durable(self, ticket: int) -> None:
+        if self.where == "durable":
+            raise OSError(5, "Input/output error")
 
-class Full(io.StringIO):
-    """A stdout on a full disk."""
+    def close(self) -> None:
+        if self.where == "close":
+            raise disk_full()
+
+
+def disk_full() -> OSError:
+    return OSError(28, "No space left on device")
+
+
+def broken_pipe() -> OSError:
+    return BrokenPipeError(32, "Broken pipe")
+
+
+class FailsToWrite(io.StringIO):
+    """A stdout whose every write fails with ``error``: a full disk, a reader gone (``| head``)."""
+
+    def __init__(self, error: OSError) -> None:
+        super().__init__()
+        self.error = error
 
     def write(self, text: str) -> int:
-        raise OSError(28, "No space left on device")
+        raise self.error
 
 
-def run_from_file(
-    tmp_path: Path,
-    journal: NoJournal,
-    stdout: io.StringIO,
-    concurrency: int,
-    store: FakeAnimalStore | None = None,
-    signum: int = 0,
-) -> tuple[int, Bulk, str]:
-    """Run ``Bulk`` over 5 records read from a file (so a group at a time: all 5 at once).
-
-    With ``signum``: sent once the run has stopped for another reason, while a call is in
-    flight.
-    """
-    store = FakeAnimalStore(api_keys=(KEY,)) if store is None else store
-    (tmp_path / "pets.jsonl").write_bytes(records(5))
-    stderr = io.StringIO()
-
-    async def go() -> tuple[int, Bulk]:
-        with open(tmp_path / "pets.jsonl", "rb") as stream:
-            async with store.async_client(max_retries=0) as client:
-                progress = Progress(stderr, bar=False, fraction=lambda: None)
-                bulk = Bulk(client, journal, concurrency, stdout, progress)
-                running = asyncio.ensure_future(bulk.run(read_records(stream, "jsonl"), stream))
-                if signum:
-                    while bulk.stop is None:
-                        await asyncio.sleep(0.005)
-                    bulk.interrupt(signum)
-                return await asyncio.wait_for(running, 30), bulk
-
-    status, bulk = asyncio.run(go())
-    return status, bulk, stderr.getvalue()
+def five_in_a_file(tmp_path: Path) -> Path:
+    """A file of 5 records: read a group at a time, so all 5 at once."""
+    source = tmp_path / "pets.jsonl"
+    source.write_bytes(records(5))
+    return source
 
 
 def test_a_journal_that_fails_stops_the_run_with_4_and_the_records_left_are_not_sent(
@@ -384,9 +348,9 @@ def test_a_journal_that_fails_stops_the_run_with_4_and_the_records_left_are_not_
 ) -> None:
     journal = FailingJournal(works=1)
 
-    status, _, stderr = run_from_file(tmp_path, journal, io.StringIO(), concurrency=1)
+    ran = run_bulk(five_in_a_file(tmp_path), journal=journal)
 
-    assert status == 4
+    assert ran.status == 4
     # The keys, then the first outcome, which failed: the four left were then journaled
     # unsent, which failed too, quietly: the first failure is the one told.
     assert [[entry.state for entry in write] for write in journal.writes] == [
@@ -397,33 +361,38 @@ def test_a_journal_that_fails_stops_the_run_with_4_and_the_records_left_are_not_
         ["unsent"],
         ["unsent"],
     ]
-    assert "stopped early: cannot write the journal: No space left on device" in stderr
+    assert "stopped early: cannot write the journal: No space left on device" in ran.stderr
 
 
-def two_calls_in_flight() -> FakeAnimalStore:
-    """A store whose first create answers after 0.05 s, the second after 0.3 s."""
-    store = FakeAnimalStore(api_keys=(KEY,))
-    store.inject(Fault.delay(0.05, operation="create"), Fault.delay(0.3, operation="create"))
-    return store
-
-
-def test_the_first_reason_to_stop_is_kept_unless_a_signal_comes(tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    ("signals", "status", "message"),
+    [
+        ((), 4, "cannot write to stdout: No space left on device"),
+        # A signal that comes after, while the second call is still in flight, outranks it.
+        ((signal.SIGHUP,), 129, "hung up (SIGHUP)"),
+    ],
+    ids=["kept", "a signal after"],
+)
+def test_the_first_reason_to_stop_is_kept_unless_a_signal_comes(
+    tmp_path: Path, signals: tuple[int, ...], status: int, message: str
+) -> None:
     # The first outcome is journaled but cannot be printed (stdout is full); the second, which
     # was in flight meanwhile, cannot be journaled either. The stop stays stdout's.
-    status, bulk, _ = run_from_file(
-        tmp_path, FailingJournal(works=2), Full(), 2, two_calls_in_flight()
-    )
-    assert status == 4
-    assert bulk.stop is not None
-    assert bulk.stop.message == "cannot write to stdout: No space left on device"
+    store = FakeAnimalStore(api_keys=(KEY,))
+    store.inject(Fault.delay(0.05, operation="create"), Fault.delay(0.3, operation="create"))
 
-    # A signal that comes after, while the second call is still in flight, outranks it.
-    status, bulk, _ = run_from_file(
-        tmp_path, FailingJournal(works=2), Full(), 2, two_calls_in_flight(), signal.SIGHUP
+    ran = run_bulk(
+        five_in_a_file(tmp_path),
+        store=store,
+        journal=FailingJournal(works=2),
+        concurrency=2,
+        stdout=FailsToWrite(disk_full()),
+        during=stop_when(lambda bulk: bulk.stop is not None, *signals),
     )
-    assert status == 129
-    assert bulk.stop is not None
-    assert bulk.stop.message == "hung up (SIGHUP)"
+
+    assert ran.status == status
+    assert ran.bulk.stop is not None
+    assert ran.bulk.stop.message == message
 
 
 @pytest.mark.parametrize(
@@ -449,42 +418,53 @@ def test_whether_a_file_has_a_line_is_read_from_where_the_input_starts(
         assert _has_line(stream, len(b"skipped\n"), line) is has
 
 
+def an_earlier_run(tmp_path: Path, state: str, **fields: Any) -> tuple[Path, list[Record], Entry]:
+    """A file of 2 records, and the journal of an earlier run whose last entry, line 2's, is in
+    ``state``.
+
+    Returns:
+        The file, its records, and that entry. The journal, ``tmp_path/journal``, is closed.
+    """
+    source = tmp_path / "pets.jsonl"
+    source.write_bytes(records(2))
+    pets = list(read_records(io.BytesIO(records(2)), "jsonl"))
+    assert all(isinstance(record, Record) for record in pets)
+    taken = cast(list[Record], pets)
+    earlier = Entry(2, "key-2", taken[1].digest, state, **fields)
+    journal = Journal.open(str(tmp_path / "journal"), Header(JOURNALED_URL, str(source), "jsonl"))
+    journal.append(earlier)
+    journal.close()
+    return source, taken, earlier
+
+
+def reopened(tmp_path: Path, source: Path) -> Journal:
+    """The journal of ``an_earlier_run``, opened again for this run."""
+    return Journal.open(str(tmp_path / "journal"), Header(JOURNALED_URL, str(source), "jsonl"))
+
+
 def test_a_record_resent_and_then_left_unsent_keeps_its_mark(tmp_path: Path) -> None:
     # Line 2's answer was lost once (it may exist), then a resend of it was journaled unsent
     # (a stop): it still may exist twice. Taken again and stopped again before it is sent
     # (Ctrl-C while line 1 is in flight), its new entry must say so, or a later run would list
     # it as clean.
-    source = tmp_path / "pets.jsonl"
-    source.write_bytes(records(2))
-    second = list(read_records(io.BytesIO(records(2)), "jsonl"))[1]
-    assert isinstance(second, Record)
-    header = Header("http://127.0.0.1:1/v1", str(source), "jsonl")
-    journal = Journal.open(str(tmp_path / "journal"), header)
-    journal.append(Entry(2, "key-2", second.digest, UNSENT, resent=True))
-    journal.close()
+    source, _, earlier = an_earlier_run(tmp_path, UNSENT, resent=True)
     store = FakeAnimalStore(api_keys=(KEY,))
     store.inject(Fault.delay(0.3, operation="create"))
-    stdout, stderr = io.StringIO(), io.StringIO()
 
-    async def go() -> int:
-        async with store.async_client(max_retries=0) as client:
-            opened = Journal.open(str(tmp_path / "journal"), header)
-            progress = Progress(stderr, bar=False, fraction=lambda: None)
-            bulk = Bulk(client, opened, 1, stdout, progress)
-            with open(source, "rb") as stream:
-                running = asyncio.ensure_future(bulk.run(read_records(stream, "jsonl"), stream))
-                while creates(store) < 1:
-                    await asyncio.sleep(0.005)
-                bulk.interrupt(signal.SIGINT)
-                return await asyncio.wait_for(running, 30)
+    ran = run_bulk(
+        source,
+        store=store,
+        journal=reopened(tmp_path, source),
+        during=stop_when(lambda _: creates(store) >= 1, signal.SIGINT),
+    )
 
-    assert asyncio.run(go()) == 130
+    assert ran.status == 130
     assert creates(store) == 1
     entries = [json.loads(line) for line in (tmp_path / "journal").read_bytes().splitlines()]
     assert entries[-1] == {
         "line": 2,
         "key": "key-2",
-        "digest": second.digest,
+        "digest": earlier.digest,
         "state": "unsent",
         "resent": True,
     }
@@ -515,30 +495,22 @@ def test_a_stop_leaves_an_earlier_runs_record_in_doubt_as_the_journal_has_it(
     # exist. Stopped (Ctrl-C while line 1 is in flight) before this run sends it again, its
     # last entry must stay the earlier one: journaled unsent, a later run would resend it as
     # never sent and no longer list it among the records that may exist twice.
-    source = tmp_path / "pets.jsonl"
-    source.write_bytes(records(2))
-    first, second = read_records(io.BytesIO(records(2)), "jsonl")
-    assert isinstance(first, Record)
-    assert isinstance(second, Record)
-    header = Header("http://127.0.0.1:1/v1", str(source), "jsonl")
-    earlier = Entry(2, "key-2", second.digest, state)
-    journal = Journal.open(str(tmp_path / "journal"), header)
-    journal.append(earlier)
-    journal.close()
+    source, (first, _), earlier = an_earlier_run(tmp_path, state)
     client = HeldCreates()
 
-    async def go() -> int:
-        opened = Journal.open(str(tmp_path / "journal"), header)
-        progress = Progress(io.StringIO(), bar=False, fraction=lambda: None)
-        bulk = Bulk(cast(AsyncClient, client), opened, 1, io.StringIO(), progress)
-        with open(source, "rb") as stream:
-            running = asyncio.ensure_future(bulk.run(read_records(stream, "jsonl"), stream))
-            await asyncio.wait_for(client.called.wait(), 10)  # line 1 in flight
-            bulk.interrupt(signal.SIGINT)
-            client.release.set()
-            return await asyncio.wait_for(running, 10)
+    async def interrupt_line_1(bulk: Bulk) -> None:
+        await client.called.wait()  # line 1 in flight
+        bulk.interrupt(signal.SIGINT)
+        client.release.set()
 
-    assert asyncio.run(go()) == 130
+    ran = run_bulk(
+        source,
+        client=cast(AsyncClient, client),
+        journal=reopened(tmp_path, source),
+        during=interrupt_line_1,
+    )
+
+    assert ran.status == 130
     [key] = client.keys  # line 1's: line 2 was not sent
     _, *entries = [json.loads(line) for line in (tmp_path / "journal").read_bytes().splitlines()]
     assert entries == [
@@ -562,14 +534,16 @@ def test_each_outcome_is_counted_in_the_summary() -> None:
         Fault.drop(processed=False, operation="create", times=2),
     )
 
-    exit_code, printed, stderr = run(store, records(8) + b"[]\n{}\n")
+    ran = run_bulk(records(8) + b"[]\n{}\n", store=store)
 
-    assert [value["status"] for value in printed] == (
+    assert [value["status"] for value in ran.printed] == (
         ["refused"] * 2 + ["failed"] * 2 + ["unknown"] * 2 + ["created"] * 2 + ["invalid"] * 2
     )
-    assert stderr.startswith("pets create: 2 created, 2 refused, 2 failed, 2 unknown, 2 invalid;")
-    assert "answer lost for 2 record(s), which may have been created: line(s) 5, 6;" in stderr
-    assert exit_code == 3
+    assert ran.stderr.startswith(
+        "pets create: 2 created, 2 refused, 2 failed, 2 unknown, 2 invalid;"
+    )
+    assert "answer lost for 2 record(s), which may have been created: line(s) 5, 6;" in ran.stderr
+    assert ran.status == 3
 
 
 @pytest.mark.parametrize(
@@ -697,45 +671,24 @@ def test_an_ignored_sigint_stays_ignored_while_the_run_lasts(
     assert after is signal.SIG_IGN
 
 
-class BrokenPipeOut(io.StringIO):
-    """A stdout whose reader is gone (`| head`)."""
-
-    def write(self, text: str) -> int:
-        raise BrokenPipeError(32, "Broken pipe")
-
-
 class FailsAtFlush(io.StringIO):
-    """A stdout that takes the lines and fails when they are flushed: ``error``."""
+    """A stdout that takes the lines and fails with ``error`` at each flush after the first
+    ``works``."""
 
-    def __init__(self, error: OSError) -> None:
+    def __init__(self, error: OSError, works: int = 0) -> None:
         super().__init__()
         self.error: OSError | None = error
+        self.works = works
+        self.flushes = 0
 
     def flush(self) -> None:
-        if self.error is not None:
+        self.flushes += 1
+        if self.flushes > self.works and self.error is not None:
             raise self.error
 
     def close(self) -> None:
         # Collected, it is closed, which flushes: the failure is the run's, not the GC's.
         self.error = None
-        super().close()
-
-
-class FailsAtSecondFlush(io.StringIO):
-    """A stdout whose first flush (the first line's) works, and the last one fails: ``error``."""
-
-    def __init__(self, error: OSError) -> None:
-        super().__init__()
-        self.error: OSError | None = error
-        self.flushes = 0
-
-    def flush(self) -> None:
-        self.flushes += 1
-        if self.flushes > 1 and self.error is not None:
-            raise self.error
-
-    def close(self) -> None:
-        self.error = None  # as FailsAtFlush's
         super().close()
 
 
@@ -751,141 +704,76 @@ class UnreadableInput(io.BytesIO):
         return super().readline(size)
 
 
-class JournalFailing(NoJournal):
-    """A journal that fails at ``where``: its append, its flush to disk or its close."""
-
-    def __init__(self, where: str) -> None:
-        self.where = where
-
-    def append(self, *entries: Entry) -> int:
-        if self.where == "append":
-            raise OSError(28, "No space left on device")
-        return 1
-
-    async def durable(self, ticket: int) -> None:
-        if self.where == "durable":
-            raise OSError(5, "Input/output error")
-
-    def close(self) -> None:
-        if self.where == "close":
-            raise OSError(28, "No space left on device")
+GONE = "stdout was closed"
+FULL = "cannot write to stdout: No space left on device"
 
 
 @pytest.mark.parametrize(
-    ("stdout", "stream", "journal", "status", "message"),
+    ("stdout", "source", "journal", "status", "message"),
     [
-        (BrokenPipeOut(), None, NoJournal(), 141, "stdout was closed"),
-        (
-            FailsAtFlush(BrokenPipeError(32, "Broken pipe")),
+        pytest.param(FailsToWrite(broken_pipe()), None, None, 141, GONE, id="stdout gone"),
+        pytest.param(FailsAtFlush(broken_pipe()), None, None, 141, GONE, id="gone at flush"),
+        pytest.param(FailsAtFlush(disk_full()), None, None, 4, FULL, id="stdout full"),
+        pytest.param(
             None,
-            NoJournal(),
-            141,
-            "stdout was closed",
-        ),
-        (
-            FailsAtFlush(OSError(28, "No space left on device")),
-            None,
-            NoJournal(),
-            4,
-            "cannot write to stdout: No space left on device",
-        ),
-        (
-            io.StringIO(),
             UnreadableInput(records(3)),
-            NoJournal(),
+            None,
             2,
             "cannot read the input: Input/output error",
+            id="input",
         ),
-        (
-            io.StringIO(),
+        pytest.param(
             None,
-            JournalFailing("append"),
+            None,
+            FailingJournal("append"),
             4,
             "cannot write the journal: No space left on device",
+            id="append",
         ),
-        (
-            io.StringIO(),
+        pytest.param(
             None,
-            JournalFailing("durable"),
+            None,
+            FailingJournal("durable"),
             4,
             "cannot write the journal: Input/output error",
+            id="flush",
         ),
-        (
-            io.StringIO(),
+        pytest.param(
             None,
-            JournalFailing("close"),
+            None,
+            FailingJournal("close"),
             4,
             "cannot write the journal: No space left on device",
+            id="close",
         ),
         # The lines after the first wait in the buffer (a flush every 0.1 s): the one at the
         # end fails.
-        (
-            FailsAtSecondFlush(BrokenPipeError(32, "Broken pipe")),
-            None,
-            NoJournal(),
-            141,
-            "stdout was closed",
+        pytest.param(
+            FailsAtFlush(broken_pipe(), works=1), None, None, 141, GONE, id="gone at the last flush"
         ),
-        (
-            FailsAtSecondFlush(OSError(28, "No space left on device")),
-            None,
-            NoJournal(),
-            4,
-            "cannot write to stdout: No space left on device",
+        pytest.param(
+            FailsAtFlush(disk_full(), works=1), None, None, 4, FULL, id="full at the last flush"
         ),
         # Nothing to print (an empty input): only the flush at the end meets stdout's failure.
-        (
-            FailsAtFlush(BrokenPipeError(32, "Broken pipe")),
-            io.BytesIO(b""),
-            NoJournal(),
-            141,
-            "stdout was closed",
+        pytest.param(
+            FailsAtFlush(broken_pipe()), b"", None, 141, GONE, id="gone at the only flush"
         ),
-        (
-            FailsAtFlush(OSError(28, "No space left on device")),
-            io.BytesIO(b""),
-            NoJournal(),
-            4,
-            "cannot write to stdout: No space left on device",
-        ),
-    ],
-    ids=[
-        "stdout gone",
-        "gone at flush",
-        "stdout full",
-        "input",
-        "append",
-        "flush",
-        "close",
-        "gone at the last flush",
-        "full at the last flush",
-        "gone at the only flush",
-        "full at the only flush",
+        pytest.param(FailsAtFlush(disk_full()), b"", None, 4, FULL, id="full at the only flush"),
     ],
 )
 def test_each_failure_to_read_or_write_stops_the_run_with_its_status_and_reason(
-    stdout: io.StringIO,
-    stream: io.BytesIO | None,
-    journal: NoJournal,
+    stdout: io.StringIO | None,
+    source: bytes | io.BytesIO | None,
+    journal: NoJournal | None,
     status: int,
     message: str,
 ) -> None:
-    store = FakeAnimalStore(api_keys=(KEY,))
-    stream = io.BytesIO(records(3)) if stream is None else stream
-    stderr = io.StringIO()
+    ran = run_bulk(records(3) if source is None else source, journal=journal, stdout=stdout)
 
-    async def go() -> tuple[int, Bulk]:
-        async with store.async_client(max_retries=0) as client:
-            progress = Progress(stderr, bar=False, fraction=lambda: None)
-            bulk = Bulk(client, journal, 1, stdout, progress)
-            return await bulk.run(read_records(stream, "jsonl"), stream), bulk
-
-    exit_code, bulk = asyncio.run(go())
-
-    assert exit_code == status
-    assert bulk.stop is not None
-    assert (bulk.stop.message, bulk.stop.status) == (message, status)
-    assert f"stopped early: {message}\n" in stderr.getvalue()
+    assert ran.status == status
+    assert ran.bulk.stop is not None
+    assert (ran.bulk.stop.message, ran.bulk.stop.status) == (message, status)
+    assert f"stopped early: {message}\n" in ran.stderr
 
 
 class Watched(io.StringIO):
@@ -908,28 +796,11 @@ class Watched(io.StringIO):
         super().flush()
 
 
-def run_watched(
-    store: FakeAnimalStore,
-    count: int,
-    stdout: Watched,
-    clock: list[float],
-    monkeypatch: pytest.MonkeyPatch,
-) -> int:
-    """Run ``Bulk`` over ``count`` records, one call at a time; the run's clock reads ``clock``.
-
-    Only the run's own clock is set (what each printed line reads), not the loop's.
-    """
-    readings = iter(clock)
-    monkeypatch.setattr(bulk_module, "time", SimpleNamespace(monotonic=lambda: next(readings)))
-    stream = io.BytesIO(records(count))
-
-    async def go() -> int:
-        async with store.async_client(max_retries=0) as client:
-            progress = Progress(io.StringIO(), bar=False, fraction=lambda: None)
-            bulk = Bulk(client, NoJournal(), 1, stdout, progress)
-            return await bulk.run(read_records(stream, "jsonl"), stream)
-
-    return asyncio.run(go())
+def set_the_runs_clock(monkeypatch: pytest.MonkeyPatch, readings: list[float]) -> None:
+    """Make the run's own clock (what each printed line reads, not the loop's) read ``readings``
+    in turn."""
+    clock = iter(readings)
+    monkeypatch.setattr(bulk_module, "time", SimpleNamespace(monotonic=lambda: next(clock)))
 
 
 @pytest.mark.parametrize(
@@ -947,15 +818,14 @@ def test_the_lines_are_flushed_every_tenth_of_a_second_or_each_at_once_to_a_term
     monkeypatch: pytest.MonkeyPatch, terminal: bool, events: list[str]
 ) -> None:
     stdout = Watched(terminal)
-
     # The lines at 0.05 s (0.05 since 0: waits), 0.1 (0.1 since 0: flushed), 0.15 (0.05 since).
-    status = run_watched(
-        FakeAnimalStore(api_keys=(KEY,)), 3, stdout, [0.05, 0.1, 0.15], monkeypatch
-    )
+    set_the_runs_clock(monkeypatch, [0.05, 0.1, 0.15])
 
-    assert status == 0
+    ran = run_bulk(records(3), stdout=stdout)
+
+    assert ran.status == 0
     assert stdout.events == events
-    assert [json.loads(line)["line"] for line in stdout.getvalue().splitlines()] == [1, 2, 3]
+    assert [value["line"] for value in ran.printed] == [1, 2, 3]
 
 
 def test_a_run_that_gives_up_flushes_the_lines_it_printed_at_the_end(
@@ -964,21 +834,22 @@ def test_a_run_that_gives_up_flushes_the_lines_it_printed_at_the_end(
     store = FakeAnimalStore(api_keys=(KEY,))
     store.inject(Fault.error(500, operation="create", times=None))
     stdout = Watched(terminal=False)
-
     # Every line within 0.1 s of the start: none is flushed as it is printed.
-    status = run_watched(store, 12, stdout, [0.05] * 12, monkeypatch)
+    set_the_runs_clock(monkeypatch, [0.05] * 12)
 
-    assert status == 1
+    ran = run_bulk(records(12), store=store, stdout=stdout)
+
+    assert ran.status == 1
     assert stdout.events == ["write"] * 10 + ["flush"]
 
 
-def test_a_record_without_a_key_of_its_own_gets_a_new_one(tmp_path: Path) -> None:
+def test_a_record_without_a_key_of_its_own_gets_a_new_one() -> None:
     store = FakeAnimalStore(api_keys=(KEY,))
 
-    _, printed, _ = run(store, records(3))
+    ran = run_bulk(records(3), store=store)
 
     keys = [request.headers["idempotency-key"] for request in store.requests]
-    assert sorted(keys) == sorted(value["idempotency_key"] for value in printed)
+    assert sorted(keys) == sorted(value["idempotency_key"] for value in ran.printed)
     assert len(set(keys)) == 3
     assert all(str(uuid.UUID(key, version=4)) == key for key in keys)
 
@@ -989,19 +860,10 @@ def test_the_journal_is_logged_at_the_end_of_a_run(
     source = tmp_path / "pets.jsonl"
     source.write_bytes(records(3))
     path = str(tmp_path / "journal")
-    stdout, stderr = io.StringIO(), io.StringIO()
-
-    async def go() -> int:
-        store = FakeAnimalStore(api_keys=(KEY,))
-        async with store.async_client(max_retries=0) as client:
-            journal = Journal.open(path, Header(client.base_url, str(source), "jsonl"))
-            progress = Progress(stderr, bar=False, fraction=lambda: None)
-            bulk = Bulk(client, journal, 1, stdout, progress)
-            with open(source, "rb") as stream:
-                return await bulk.run(read_records(stream, "jsonl"), stream)
+    journal = Journal.open(path, Header(JOURNALED_URL, str(source), "jsonl"))
 
     with caplog.at_level(logging.DEBUG, logger="animalstore_client.cli"):
-        assert asyncio.run(go()) == 0
+        assert run_bulk(source, journal=journal).status == 0
 
     [record] = [r for r in caplog.records if r.name == "animalstore_client.cli"]
     # 3 keys started, 3 outcomes; to disk twice: the keys together, then all at the close.
@@ -1010,26 +872,18 @@ def test_the_journal_is_logged_at_the_end_of_a_run(
 
 def test_with_no_journal_nothing_about_one_is_logged(caplog: pytest.LogCaptureFixture) -> None:
     with caplog.at_level(logging.DEBUG, logger="animalstore_client.cli"):
-        run(FakeAnimalStore(api_keys=(KEY,)), records(1))
+        run_bulk(records(1))
 
     assert [r for r in caplog.records if r.name == "animalstore_client.cli"] == []
 
 
 def test_a_signal_after_the_run_is_over_is_let_go() -> None:
-    store = FakeAnimalStore(api_keys=(KEY,))
-    stream = io.BytesIO(records(1))
-    stderr = io.StringIO()
+    ran = run_bulk(records(1))
+    assert ran.status == 0
 
-    async def go() -> Bulk:
-        async with store.async_client(max_retries=0) as client:
-            progress = Progress(stderr, bar=False, fraction=lambda: None)
-            bulk = Bulk(client, NoJournal(), 1, io.StringIO(), progress)
-            assert await bulk.run(read_records(stream, "jsonl"), stream) == 0
-            return bulk
+    summary = ran.stderr
 
-    bulk = asyncio.run(go())
-    summary = stderr.getvalue()
-    bulk.interrupt(signal.SIGINT)
+    ran.bulk.interrupt(signal.SIGINT)
 
-    assert stderr.getvalue() == summary
-    assert bulk.stop is None
+    assert ran.stderr == summary
+    assert ran.bulk.stop is None
