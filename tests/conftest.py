@@ -10,7 +10,7 @@ import signal
 import threading
 import time
 from collections.abc import Callable, Iterator
-from typing import IO, Any
+from typing import IO, Any, Protocol, TypeVar
 
 import httpx
 import pytest
@@ -52,6 +52,35 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     if deep:
         config.hook.pytest_deselected(items=deep)
         items[:] = [item for item in items if not item.get_closest_marker("deep")]
+
+
+class _Closable(Protocol):
+    def close(self) -> None: ...
+
+
+_Made = TypeVar("_Made", bound=_Closable)
+
+
+def closed_after(build: Callable[..., _Made]) -> Iterator[Callable[..., _Made]]:
+    """The body of a fixture that makes things on demand (``yield from closed_after(build)``):
+    it gives the test ``build``, and closes all it built once the test is over.
+
+    Args:
+        build: makes one thing, from the test's arguments.
+
+    Returns:
+        A generator that yields ``build`` as the test calls it, then closes what it made.
+    """
+    made: list[_Made] = []
+
+    def make(*args: Any, **kwargs: Any) -> _Made:
+        thing = build(*args, **kwargs)
+        made.append(thing)
+        return thing
+
+    yield make
+    for thing in made:
+        thing.close()
 
 
 def at_scale(small: object, full: object, name: str = "n") -> list[Any]:
@@ -199,20 +228,15 @@ def make_api(
 
     Keyword arguments go to the constructor; ``api_key`` and ``base_url`` have test defaults.
     """
-    made: list[Api] = []
     client_class = Client if request.param == "sync" else AsyncClient
 
     def make(**kwargs: Any) -> Api:
         kwargs.setdefault("api_key", API_KEY)
         if "environment" not in kwargs:
             kwargs.setdefault("base_url", BASE_URL)
-        api = Api(client_class(**kwargs), loop)
-        made.append(api)
-        return api
+        return Api(client_class(**kwargs), loop)
 
-    yield make
-    for api in made:
-        api.close()
+    yield from closed_after(make)
 
 
 @pytest.fixture

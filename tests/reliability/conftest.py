@@ -29,6 +29,7 @@ from animalstore_client import (
     DefaultHttpx2Client,
 )
 from tests.conftest import Api as SharedApi
+from tests.conftest import closed_after
 from tests.reliability.faultserver import FaultServer
 
 #: Distinctive, so that a search for it in logs and messages cannot miss it.
@@ -142,16 +143,7 @@ def server() -> Iterator[FaultServer]:
 @pytest.fixture
 def make_server() -> Iterator[Callable[..., FaultServer]]:
     """Start extra fault servers (each on its own port); all closed after the test."""
-    servers: list[FaultServer] = []
-
-    def make(**options: Any) -> FaultServer:
-        fault_server = FaultServer(**options).start()
-        servers.append(fault_server)
-        return fault_server
-
-    yield make
-    for fault_server in servers:
-        fault_server.close()
+    yield from closed_after(lambda **options: FaultServer(**options).start())
 
 
 @pytest.fixture

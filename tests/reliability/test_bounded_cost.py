@@ -33,7 +33,7 @@ from animalstore_client import (
     _client,
 )
 from animalstore_client._backends.deadline import send_within, send_within_async
-from tests.conftest import VirtualClock
+from tests.conftest import VirtualClock, closed_after
 from tests.reliability.conftest import PET, Api
 from tests.reliability.faultserver import FaultServer, Raw, Reply
 from tests.reliability.rawserver import RawServer
@@ -83,16 +83,7 @@ class DripServer(RawServer):
 
 @pytest.fixture
 def drip_server() -> Iterator[Callable[[str], DripServer]]:
-    servers: list[DripServer] = []
-
-    def make(mode: str) -> DripServer:
-        server = DripServer(mode, interval=DRIP)
-        servers.append(server)
-        return server
-
-    yield make
-    for server in servers:
-        server.close()
+    yield from closed_after(lambda mode: DripServer(mode, interval=DRIP))
 
 
 @pytest.fixture

@@ -23,7 +23,7 @@ from animalstore_client import (
     InternalServerError,
     RateLimitError,
 )
-from tests.conftest import VirtualClock, at_scale
+from tests.conftest import VirtualClock, at_scale, closed_after
 from tests.reliability import faultserver
 from tests.reliability.conftest import SYNC_KINDS, Api
 from tests.reliability.faultserver import FaultServer, Reply
@@ -36,17 +36,12 @@ EMPTY = Reply(200, json=[])
 
 @pytest.fixture
 def make_holding_server() -> Iterator[Callable[..., HoldingServer]]:
-    servers: list[HoldingServer] = []
-
     def make(**options: Any) -> HoldingServer:
         server = HoldingServer(**options)
         server.start()
-        servers.append(server)
         return server
 
-    yield make
-    for server in servers:
-        server.close()
+    yield from closed_after(make)
 
 
 @pytest.fixture

@@ -20,6 +20,7 @@ import aiohttp
 import pytest
 
 from animalstore_client import DefaultAioHttpClient
+from tests.conftest import closed_after
 from tests.reliability.conftest import Api, close_in
 from tests.reliability.rawserver import RawServer
 
@@ -80,16 +81,7 @@ class ExtraAnswerServer(RawServer):
 
 @pytest.fixture
 def extra_answer_server() -> Iterator[Callable[..., ExtraAnswerServer]]:
-    servers: list[ExtraAnswerServer] = []
-
-    def make(*, later: bool) -> ExtraAnswerServer:
-        server = ExtraAnswerServer(later=later)
-        servers.append(server)
-        return server
-
-    yield make
-    for server in servers:
-        server.close()
+    yield from closed_after(lambda *, later: ExtraAnswerServer(later=later))
 
 
 def second_answer(client: Api, server: ExtraAnswerServer) -> list[str]:
