@@ -7,9 +7,11 @@ import inspect
 import os
 import selectors
 import signal
+import subprocess
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
+from pathlib import Path
 from typing import IO, Any, Protocol, TypeVar
 
 import httpx
@@ -259,6 +261,42 @@ def read_lines(stream: IO[bytes], count: int, timeout: float) -> list[str]:
                 raise EOFError(f"the process exited after printing {received!r}")
             received += chunk
     return received.decode().splitlines()[:count]
+
+
+def run_child(
+    *command: str | Path,
+    cwd: Path | None = None,
+    env: Mapping[str, str] | None = None,
+    timeout: float = 60,
+) -> subprocess.CompletedProcess[str]:
+    """Run ``command`` in a child process and wait for it; a test does not hang on it.
+
+    Args:
+        command: the program and its arguments.
+        cwd: the child's directory; this process's if absent.
+        env: the child's environment; this process's if absent.
+        timeout: the seconds after which the child is killed and the test fails.
+
+    Returns:
+        The finished child, its stdout and stderr read as text; whatever its exit status.
+    """
+    return subprocess.run(
+        [str(part) for part in command],
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=False,
+    )
+
+
+def without_our_variables(**extra: str) -> dict[str, str]:
+    """This process's environment without its ``ANIMALSTORE_*`` variables, and ``extra``."""
+    kept = {
+        name: value for name, value in os.environ.items() if not name.startswith("ANIMALSTORE_")
+    }
+    return {**kept, **extra}
 
 
 def sigint_as_in_a_terminal() -> None:

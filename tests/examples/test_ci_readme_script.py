@@ -9,6 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.conftest import run_child
+
 REPO = Path(__file__).resolve().parents[2]
 READ_BLOCK = REPO / ".ci" / "readme_script"
 
@@ -16,13 +18,7 @@ pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="CI's scripts ar
 
 
 def block_script(readme: Path, tag: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        ["bash", str(READ_BLOCK), tag, str(readme)],
-        capture_output=True,
-        text=True,
-        timeout=30,
-        check=False,
-    )
+    return run_child("bash", READ_BLOCK, tag, readme, timeout=30)
 
 
 def run_block(tmp_path: Path, block: str, tag: str = "tests") -> subprocess.CompletedProcess[str]:
@@ -31,14 +27,7 @@ def run_block(tmp_path: Path, block: str, tag: str = "tests") -> subprocess.Comp
     readme.write_text(block)
     script = block_script(readme, tag)
     assert script.returncode == 0, script.stderr
-    return subprocess.run(
-        ["bash", "-euo", "pipefail", "-c", script.stdout],
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        timeout=30,
-        check=False,
-    )
+    return run_child("bash", "-euo", "pipefail", "-c", script.stdout, cwd=tmp_path, timeout=30)
 
 
 def test_every_line_of_the_block_runs_in_one_shell_and_is_shown(tmp_path: Path) -> None:

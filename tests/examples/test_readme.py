@@ -27,7 +27,7 @@ from pathlib import Path
 import attrs
 import pytest
 
-from tests.conftest import read_lines, sigint_as_in_a_terminal
+from tests.conftest import read_lines, run_child, sigint_as_in_a_terminal
 from tests.examples.ahead import RunsAhead, session_items
 from tests.examples.documented_installs import (
     GUARD,
@@ -154,15 +154,7 @@ def run_program(program: list[Block], env: dict[str, str], directory: Path) -> F
     source.write_text("\n".join(block.code for block in program), encoding="utf-8")
     guard = directory / "guard.py"
     guard.write_text(guard_for(program[0]), encoding="utf-8")
-    return subprocess.run(
-        [sys.executable, "-W", "error", str(guard), str(source)],
-        cwd=directory,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
+    return run_child(sys.executable, "-W", "error", guard, source, cwd=directory, env=env)
 
 
 @pytest.fixture(scope="module")
@@ -320,13 +312,7 @@ def test_a_block_that_imports_what_its_page_does_not_install_fails(tmp_path: Pat
     guard = tmp_path / "guard.py"
     guard.write_text(GUARD.format(unimportable=set(unimportable(allowed([SDK])))))
 
-    result = subprocess.run(
-        [sys.executable, "-W", "error", str(guard), str(source)],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
+    result = run_child(sys.executable, "-W", "error", guard, source)
 
     assert result.returncode == 1
     assert result.stderr.endswith("ModuleNotFoundError: No module named 'pandas'\n")

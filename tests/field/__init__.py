@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-import subprocess
 import sys
 from pathlib import Path
+
+from tests.conftest import run_child
 
 
 def run_script(name: str, *arguments: str, python_options: tuple[str, ...] = ()) -> str:
@@ -13,13 +14,8 @@ def run_script(name: str, *arguments: str, python_options: tuple[str, ...] = ())
     The script must exit 0 and print nothing on stderr (where asyncio, the garbage collector
     and warnings would complain).
     """
-    finished = subprocess.run(
-        [sys.executable, *python_options, str(Path(__file__).with_name(name)), *arguments],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
+    script = Path(__file__).with_name(name)
+    finished = run_child(sys.executable, *python_options, script, *arguments, timeout=120)
     assert finished.returncode == 0, finished.stderr
     assert finished.stderr == ""
     return finished.stdout

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 import subprocess
 import sys
 import textwrap
@@ -32,6 +31,7 @@ from animalstore_client import (
 )
 from animalstore_client._backends.aiohttp import AiohttpSender
 from animalstore_client._backends.gate import ConnectionGate
+from tests.conftest import run_child, without_our_variables
 from tests.reliability.conftest import API_KEY, PET, free_port
 from tests.reliability.faultserver import FaultServer, Hangup, Reply
 from tests.reliability.heldserver import Held, Together, holding_server
@@ -82,15 +82,8 @@ def get_many(http: httpx.Client | httpx.AsyncClient, urls: list[str]) -> list[An
 
 
 def run_python(code: str) -> subprocess.CompletedProcess[str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("ANIMALSTORE_")}
-    return subprocess.run(
-        [sys.executable, "-c", textwrap.dedent(code)],
-        cwd=REPO,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
+    return run_child(
+        sys.executable, "-c", textwrap.dedent(code), cwd=REPO, env=without_our_variables()
     )
 
 

@@ -9,7 +9,6 @@ of the wrong kind, and an application that aliases httpx to httpx2 before anythi
 from __future__ import annotations
 
 import asyncio
-import os
 import subprocess
 import sys
 import textwrap
@@ -28,6 +27,7 @@ from animalstore_client import (
     DefaultHttpx2Client,
     NotFoundError,
 )
+from tests.conftest import run_child, without_our_variables
 from tests.reliability.conftest import API_KEY, NO_HTTPX2, PET
 from tests.reliability.faultserver import FaultServer, Reply
 
@@ -176,16 +176,14 @@ def test_a_client_of_another_library_is_named_as_its_package_exports_it() -> Non
 
 
 def run_python(code: str, *args: str) -> subprocess.CompletedProcess[str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("ANIMALSTORE_")}
-    env["PYTHONPATH"] = str(REPO)
-    return subprocess.run(
-        [sys.executable, "-c", textwrap.dedent(code), *args],
+    return run_child(
+        sys.executable,
+        "-c",
+        textwrap.dedent(code),
+        *args,
         cwd=REPO,
-        env=env,
-        capture_output=True,
-        text=True,
+        env=without_our_variables(PYTHONPATH=str(REPO)),
         timeout=120,
-        check=False,
     )
 
 

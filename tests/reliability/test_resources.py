@@ -7,7 +7,6 @@ from __future__ import annotations
 import asyncio
 import gc
 import os
-import subprocess
 import sys
 import time
 import warnings
@@ -17,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from animalstore_client import AsyncClient, Client, DefaultAioHttpClient, Pet
+from tests.conftest import run_child, without_our_variables
 from tests.contract.operations import METHOD_NAMES
 from tests.reliability.conftest import (
     API_KEY,
@@ -69,26 +69,18 @@ def test_a_dropped_client_leaves_no_resourcewarning_in_dev_mode(
     server: FaultServer, kind: str
 ) -> None:
     server.default = Reply(200, json=[])
-    env = {k: v for k, v in os.environ.items() if not k.startswith("ANIMALSTORE_")}
-    env["PYTHONPATH"] = str(REPO)
-    completed = subprocess.run(
-        [
-            sys.executable,
-            "-X",
-            "dev",
-            "-W",
-            "error::ResourceWarning",
-            "-m",
-            "tests.reliability.dropped_client",  # the SDK only: no pytest, no fixtures
-            kind,
-            server.base_url,
-        ],
+    completed = run_child(
+        sys.executable,
+        "-X",
+        "dev",
+        "-W",
+        "error::ResourceWarning",
+        "-m",
+        "tests.reliability.dropped_client",  # the SDK only: no pytest, no fixtures
+        kind,
+        server.base_url,
         cwd=REPO,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
+        env=without_our_variables(PYTHONPATH=str(REPO)),
     )
 
     assert completed.returncode == 0, completed.stderr
