@@ -120,6 +120,32 @@ def sleeps(monkeypatch: pytest.MonkeyPatch) -> list[float]:
     return recorded
 
 
+class StoppedClock:
+    """A clock that moves only when the test moves it: ``now``, read by calling it (as
+    ``time.monotonic`` or ``time.perf_counter``) or by ``monotonic()`` (as the ``time`` module).
+    """
+
+    def __init__(self) -> None:
+        self.now = 1000.0  # plus halves and quarters of a second, sums stay exact
+
+    def __call__(self) -> float:
+        return self.now
+
+    def monotonic(self) -> float:
+        return self.now
+
+
+def stopped_clock(monkeypatch: pytest.MonkeyPatch, target: object, name: str) -> StoppedClock:
+    """Put a ``StoppedClock`` in the place of ``target``'s attribute ``name`` for the test.
+
+    Returns:
+        The clock, for the test to move.
+    """
+    clock = StoppedClock()
+    monkeypatch.setattr(target, name, clock)
+    return clock
+
+
 class VirtualClock:
     """The clock of the SDK's waits, which the test controls: a wait returns at once.
 

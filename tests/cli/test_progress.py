@@ -13,29 +13,19 @@ import pytest
 
 from animalstore_client._cli import progress as progress_module
 from animalstore_client._cli.progress import Progress, Tally
+from tests.conftest import StoppedClock, stopped_clock
 
 CLEAR = "\r\x1b[K"
 
 
-class Clock:
-    """What ``progress.py`` reads of ``time``: a monotonic clock the test moves."""
-
-    def __init__(self) -> None:
-        self.now = 1000.0
-
-    def monotonic(self) -> float:
-        return self.now
-
-
 @pytest.fixture
-def clock(monkeypatch: pytest.MonkeyPatch) -> Clock:
-    fake = Clock()
-    monkeypatch.setattr(progress_module, "time", fake)
+def clock(monkeypatch: pytest.MonkeyPatch) -> StoppedClock:
+    """What ``progress.py`` reads of ``time``: a monotonic clock the test moves."""
     monkeypatch.setenv("COLUMNS", "200")  # what shutil.get_terminal_size reads first
-    return fake
+    return stopped_clock(monkeypatch, progress_module, "time")
 
 
-def test_the_bar_line_of_an_input_whose_size_is_unknown(clock: Clock) -> None:
+def test_the_bar_line_of_an_input_whose_size_is_unknown(clock: StoppedClock) -> None:
     bar = Progress(io.StringIO(), bar=True, fraction=lambda: None)
 
     line = bar.bar_line(Tally(created=1_500, refused=2, failed=3, unknown=4, read=2_000), 1004.0)
@@ -44,7 +34,7 @@ def test_the_bar_line_of_an_input_whose_size_is_unknown(clock: Clock) -> None:
 
 
 def test_the_bar_line_fills_by_the_share_read_times_the_share_of_the_read_done(
-    clock: Clock,
+    clock: StoppedClock,
 ) -> None:
     bar = Progress(io.StringIO(), bar=True, fraction=lambda: 0.5)
 
@@ -55,7 +45,7 @@ def test_the_bar_line_fills_by_the_share_read_times_the_share_of_the_read_done(
 
 
 def test_the_bar_is_full_only_when_every_record_read_is_done_and_the_input_is_read(
-    clock: Clock,
+    clock: StoppedClock,
 ) -> None:
     read_all = Progress(io.StringIO(), bar=True, fraction=lambda: 1.0)
     almost = Tally(created=99, read=100)
@@ -69,7 +59,7 @@ def test_the_bar_is_full_only_when_every_record_read_is_done_and_the_input_is_re
     )
 
 
-def test_the_time_left_is_unknown_before_anything_is_done(clock: Clock) -> None:
+def test_the_time_left_is_unknown_before_anything_is_done(clock: StoppedClock) -> None:
     started = Progress(io.StringIO(), bar=True, fraction=lambda: 0.3)
 
     assert (
@@ -80,7 +70,7 @@ def test_the_time_left_is_unknown_before_anything_is_done(clock: Clock) -> None:
     )
 
 
-def test_the_bar_line_at_the_very_start_divides_by_no_zero(clock: Clock) -> None:
+def test_the_bar_line_at_the_very_start_divides_by_no_zero(clock: StoppedClock) -> None:
     bar = Progress(io.StringIO(), bar=True, fraction=lambda: None)
 
     assert bar.bar_line(Tally(created=1, read=1), clock.now) == "1 done  0 failed  1,000,000,000/s"
@@ -105,7 +95,7 @@ def test_a_duration_is_minutes_and_seconds_with_hours_when_there_are(
     assert progress_module._duration(seconds) == shown
 
 
-def test_the_bar_is_redrawn_at_most_ten_times_a_second_in_place(clock: Clock) -> None:
+def test_the_bar_is_redrawn_at_most_ten_times_a_second_in_place(clock: StoppedClock) -> None:
     stream = io.StringIO()
     bar = Progress(stream, bar=True, fraction=lambda: None)
     clock.now += 0.5
@@ -122,7 +112,7 @@ def test_the_bar_is_redrawn_at_most_ten_times_a_second_in_place(clock: Clock) ->
 
 
 def test_the_bar_is_cut_to_one_column_less_than_the_terminal(
-    clock: Clock, monkeypatch: pytest.MonkeyPatch
+    clock: StoppedClock, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("COLUMNS", "9")
     stream = io.StringIO()
@@ -133,7 +123,7 @@ def test_the_bar_is_cut_to_one_column_less_than_the_terminal(
 
 
 def test_a_terminal_of_no_width_gets_an_empty_bar(
-    clock: Clock, monkeypatch: pytest.MonkeyPatch
+    clock: StoppedClock, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(shutil, "get_terminal_size", lambda: os.terminal_size((0, 24)))
     stream = io.StringIO()
@@ -143,7 +133,7 @@ def test_a_terminal_of_no_width_gets_an_empty_bar(
     assert stream.getvalue() == "\r\x1b[K"
 
 
-def test_without_a_terminal_no_bar_is_drawn(clock: Clock) -> None:
+def test_without_a_terminal_no_bar_is_drawn(clock: StoppedClock) -> None:
     stream = io.StringIO()
     bar = Progress(stream, bar=False, fraction=lambda: 0.5)
 
@@ -153,7 +143,7 @@ def test_without_a_terminal_no_bar_is_drawn(clock: Clock) -> None:
     assert stream.getvalue() == "a note\n"
 
 
-def test_a_note_clears_the_bar_and_the_next_update_draws_it_at_once(clock: Clock) -> None:
+def test_a_note_clears_the_bar_and_the_next_update_draws_it_at_once(clock: StoppedClock) -> None:
     stream = io.StringIO()
     bar = Progress(stream, bar=True, fraction=lambda: None)
     clock.now += 1.0
@@ -173,7 +163,7 @@ def test_a_note_clears_the_bar_and_the_next_update_draws_it_at_once(clock: Clock
     )
 
 
-def test_the_summary_replaces_a_drawn_bar(clock: Clock) -> None:
+def test_the_summary_replaces_a_drawn_bar(clock: StoppedClock) -> None:
     stream = io.StringIO()
     bar = Progress(stream, bar=True, fraction=lambda: None)
     clock.now += 1.0
@@ -190,7 +180,7 @@ def test_the_summary_replaces_a_drawn_bar(clock: Clock) -> None:
     )
 
 
-def test_the_summary_without_a_bar_is_the_lines_alone(clock: Clock) -> None:
+def test_the_summary_without_a_bar_is_the_lines_alone(clock: StoppedClock) -> None:
     stream = io.StringIO()
     bar = Progress(stream, bar=False, fraction=lambda: None)
     clock.now += 4.0
@@ -229,7 +219,7 @@ def test_the_summary_lists_fifty_lines_at_risk_and_counts_the_rest() -> None:
     )
 
 
-def test_a_stderr_that_cannot_be_written_is_let_be(clock: Clock) -> None:
+def test_a_stderr_that_cannot_be_written_is_let_be(clock: StoppedClock) -> None:
     class HungUp(io.StringIO):
         def write(self, text: str) -> int:
             raise OSError(5, "Input/output error")
@@ -241,7 +231,7 @@ def test_a_stderr_that_cannot_be_written_is_let_be(clock: Clock) -> None:
     bar.finish(Tally(created=1, read=1), journal=None, stopped=None)
 
 
-def test_the_first_update_draws_however_early(clock: Clock) -> None:
+def test_the_first_update_draws_however_early(clock: StoppedClock) -> None:
     clock.now = 0.0  # a monotonic clock may start anywhere, 0 included
     stream = io.StringIO()
     bar = Progress(stream, bar=True, fraction=lambda: None)
@@ -281,7 +271,7 @@ def test_the_summary_lists_fifty_lines_and_counts_any_more(count: int, more: str
     )
 
 
-def test_the_bar_is_redrawn_once_a_tenth_of_a_second_has_passed(clock: Clock) -> None:
+def test_the_bar_is_redrawn_once_a_tenth_of_a_second_has_passed(clock: StoppedClock) -> None:
     clock.now = 0.0  # 0.1 - 0.0 is 0.1 exactly in floating point
     stream = io.StringIO()
     bar = Progress(stream, bar=True, fraction=lambda: None)

@@ -32,7 +32,7 @@ from animalstore_client import (
 )
 from animalstore_client._core.wire import REDACTED
 from animalstore_client.testing import IN_PROCESS_BASE_URL, FakeAnimalStore, Fault
-from tests.conftest import API_KEY, BASE_URL, Api
+from tests.conftest import API_KEY, BASE_URL, Api, StoppedClock, stopped_clock
 
 PET = {"id": 7, "name": "Rex", "categoryId": 3, "status": "available"}
 #: A list of pets whose first id is the key: the schema error quotes the value it got.
@@ -295,28 +295,16 @@ def test_an_error_answer_that_quotes_the_key_is_reported_without_it(
 # -- log records and times ---------------------------------------------------------------------
 
 
-class Stopwatch:
-    """Stands in for ``time.perf_counter``: it moves only when the test moves it."""
-
-    def __init__(self) -> None:
-        self.now = 1000.0
-
-    def __call__(self) -> float:
-        return self.now
-
-
 @pytest.fixture
-def stopwatch(monkeypatch: pytest.MonkeyPatch) -> Stopwatch:
+def stopwatch(monkeypatch: pytest.MonkeyPatch) -> StoppedClock:
     """``time.perf_counter`` stopped, so that a duration is what the test made it, exactly."""
-    watch = Stopwatch()
-    monkeypatch.setattr(time, "perf_counter", watch)
-    return watch
+    return stopped_clock(monkeypatch, time, "perf_counter")
 
 
 def test_an_attempts_time_is_logged_in_milliseconds_and_kept_as_its_responses_elapsed(
     api: Api,
     mock_api: respx.MockRouter,
-    stopwatch: Stopwatch,
+    stopwatch: StoppedClock,
     caplog: pytest.LogCaptureFixture,
 ) -> None:
     caplog.set_level(logging.DEBUG, logger="animalstore_client")

@@ -22,7 +22,7 @@ from animalstore_client._core.call import Call
 from animalstore_client._core.config import resolve_options
 from animalstore_client._core.retries import Pause
 from animalstore_client._core.wire import Answer, Failure, Request, SendFailure, deadline_passed
-from tests.conftest import httpx_answer
+from tests.conftest import StoppedClock, httpx_answer, stopped_clock
 
 
 def options(*, timeout: float, deadline: float) -> Any:
@@ -100,21 +100,10 @@ def test_a_retry_that_the_client_familys_pause_outlasts_is_refused_without_a_wai
 # made to coincide: the deadline's own instant belongs to the past, not to the call.
 
 
-class FrozenClock:
-    """Stands in for ``time.monotonic``: it moves only when the test moves it."""
-
-    def __init__(self) -> None:
-        self.now = 1000.0  # plus halves and quarters of a second, sums stay exact
-
-    def __call__(self) -> float:
-        return self.now
-
-
 @pytest.fixture
-def clock(monkeypatch: pytest.MonkeyPatch) -> FrozenClock:
-    frozen = FrozenClock()
-    monkeypatch.setattr(time, "monotonic", frozen)
-    return frozen
+def clock(monkeypatch: pytest.MonkeyPatch) -> StoppedClock:
+    """``time.monotonic`` stopped: it moves only when the test moves it."""
+    return stopped_clock(monkeypatch, time, "monotonic")
 
 
 def unavailable(**headers: str) -> Answer:
@@ -123,7 +112,7 @@ def unavailable(**headers: str) -> Answer:
 
 
 def test_the_time_left_runs_down_to_nothing_at_the_deadline_and_stays_there(
-    clock: FrozenClock,
+    clock: StoppedClock,
 ) -> None:
     # What a client gives an attempt to finish in (``send_within``, anyio's ``move_on_after``).
     call = Call(ops.list_pets(limit=None, status=None), options(timeout=30.0, deadline=2.0))
@@ -137,7 +126,7 @@ def test_the_time_left_runs_down_to_nothing_at_the_deadline_and_stays_there(
 
 
 def test_a_timeout_that_fires_at_the_very_instant_of_the_deadline_is_the_deadlines(
-    clock: FrozenClock,
+    clock: StoppedClock,
 ) -> None:
     call = Call(ops.list_pets(limit=None, status=None), options(timeout=30.0, deadline=2.0))
     call.begin()
@@ -149,7 +138,7 @@ def test_a_timeout_that_fires_at_the_very_instant_of_the_deadline_is_the_deadlin
 
 
 def test_a_retry_that_would_start_at_the_very_instant_of_the_deadline_is_not_made(
-    clock: FrozenClock,
+    clock: StoppedClock,
 ) -> None:
     # It would have no time at all: the answer's own error, at once.
     call = Call(ops.list_pets(limit=None, status=None), options(timeout=30.0, deadline=2.0))
@@ -162,7 +151,7 @@ def test_a_retry_that_would_start_at_the_very_instant_of_the_deadline_is_not_mad
 
 
 def test_a_pause_that_ends_at_the_very_instant_of_the_deadline_leaves_no_time(
-    clock: FrozenClock,
+    clock: StoppedClock,
 ) -> None:
     pause = Pause()
     call = Call(
@@ -196,7 +185,7 @@ def test_the_deadlines_outcome_is_a_fatal_timeout() -> None:
 
 
 def test_a_retry_whose_sleep_overran_the_deadline_ends_in_the_deadlines_error(
-    clock: FrozenClock,
+    clock: StoppedClock,
 ) -> None:
     # The client drives the call as below. A retry fitted in the deadline, but its sleep
     # overran it (a busy machine): no pause holds the call back, so the attempt starts with
@@ -216,7 +205,7 @@ def test_a_retry_whose_sleep_overran_the_deadline_ends_in_the_deadlines_error(
 
 
 def test_a_retry_that_a_later_pause_outlasts_gives_the_last_answers_error(
-    clock: FrozenClock,
+    clock: StoppedClock,
 ) -> None:
     # The retry was due after the call's own backoff when another call of the client family
     # got a 429 asking for 30 s, more than the deadline leaves: the call fails at once, with
