@@ -183,56 +183,73 @@ def test_csv_has_the_wire_names_and_quotes_as_rfc_4180_says(
     assert out == f"id,name,categoryId,status\n1,Rex,3,available\n2,{quoted},4,\n"
 
 
+class Failing(Stdout):
+    """A stdout that fails with ``error`` at each write (``at="write"``) or at the flush of what
+    was written (``at="flush"``: the result must be out before print_result returns, so that the
+    command can tell (exit 4), not the interpreter's exit (a traceback, exit 120))."""
+
+    def __init__(self, error: OSError, at: str) -> None:
+        super().__init__(terminal=False)
+        self.error = error
+        self.at = at
+        self.pending = False
+
+    def write(self, text: str) -> int:
+        if self.at == "write":
+            raise self.error
+        self.pending = True
+        return super().write(text)
+
+    def flush(self) -> None:
+        if self.pending:
+            raise self.error
+        super().flush()
+
+    def close(self) -> None:
+        # Collected, it is closed, which flushes: the failure is the test's, not the GC's.
+        self.pending = False
+        super().close()
+
+
+FULL = "cannot write the result to stdout: No space left on device"
+
+
+@pytest.mark.parametrize(
+    ("stdout", "raised", "message"),
+    [
+        pytest.param(None, OutputError, "cannot write the result: stdout is closed", id="closed"),
+        pytest.param(
+            Failing(OSError(28, "No space left on device"), "write"), OutputError, FULL, id="full"
+        ),
+        pytest.param(
+            Failing(OSError(28, "No space left on device"), "flush"),
+            OutputError,
+            FULL,
+            id="unflushable",
+        ),
+        # The reader gone: let through, for the command line to handle as the end of a pipe.
+        pytest.param(
+            Failing(BrokenPipeError(32, "Broken pipe"), "write"),
+            BrokenPipeError,
+            "[Errno 32] Broken pipe",
+            id="gone",
+        ),
+    ],
+)
 def test_nothing_printed_on_a_closed_stdout_or_one_that_fails(
     monkeypatch: pytest.MonkeyPatch,
+    stdout: Stdout | None,
+    raised: type[Exception],
+    message: str,
 ) -> None:
-    monkeypatch.setattr("sys.stdout", None)
-    with pytest.raises(OutputError) as closed:
+    monkeypatch.setattr("sys.stdout", stdout)
+
+    with pytest.raises(raised) as caught:
         print_result(REX, "json")
-    assert str(closed.value) == "cannot write the result: stdout is closed"
 
-    class Full(Stdout):
-        def write(self, text: str) -> int:
-            raise OSError(28, "No space left on device")
-
-    monkeypatch.setattr("sys.stdout", Full(terminal=False))
-    with pytest.raises(OutputError) as full:
-        print_result(REX, "json")
-    assert str(full.value) == "cannot write the result to stdout: No space left on device"
-    assert full.value.__context__ is None  # raised outside the handler: chains nothing
-
-    class Unflushable(Stdout):
-        # Written to the buffer, refused when the result is flushed: the result must be out
-        # before print_result returns, so that the command can tell (exit 4), not the
-        # interpreter's exit (a traceback, exit 120).
-        pending = False
-
-        def write(self, text: str) -> int:
-            self.pending = True
-            return super().write(text)
-
-        def flush(self) -> None:
-            if self.pending:
-                raise OSError(28, "No space left on device")
-            super().flush()
-
-        def close(self) -> None:
-            # Collected, it is closed, which flushes: the failure is the test's, not the GC's.
-            self.pending = False
-            super().close()
-
-    monkeypatch.setattr("sys.stdout", Unflushable(terminal=False))
-    with pytest.raises(OutputError) as unflushed:
-        print_result(REX, "json")
-    assert str(unflushed.value) == "cannot write the result to stdout: No space left on device"
-
-    class Gone(Stdout):
-        def write(self, text: str) -> int:
-            raise BrokenPipeError(32, "Broken pipe")
-
-    monkeypatch.setattr("sys.stdout", Gone(terminal=False))
-    with pytest.raises(BrokenPipeError):
-        print_result(REX, "json")
+    assert type(caught.value) is raised
+    assert str(caught.value) == message
+    assert caught.value.__context__ is None  # raised outside any handler: chains nothing
 
 
 def failure(
