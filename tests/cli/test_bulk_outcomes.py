@@ -14,6 +14,7 @@ import os
 import signal
 import uuid
 from array import array
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any, cast
@@ -600,75 +601,85 @@ class LoopWithoutSignals(asyncio.SelectorEventLoop):
         raise NotImplementedError
 
 
-@pytest.mark.skipif(not hasattr(signal, "SIGHUP"), reason="POSIX signals")
-@pytest.mark.parametrize("loop_class", [asyncio.SelectorEventLoop, LoopWithoutSignals])
+@pytest.fixture(
+    params=[asyncio.SelectorEventLoop, LoopWithoutSignals],
+    ids=["SelectorEventLoop", "LoopWithoutSignals"],
+)
+def handled_loop(
+    request: pytest.FixtureRequest,
+) -> Iterator[Callable[[dict[int, Any]], asyncio.AbstractEventLoop]]:
+    """Set the process's signal ``handlers``, then make a loop of each kind (POSIX only); after
+    the test, the loop is closed and the handlers put back."""
+    if not hasattr(signal, "SIGHUP"):
+        pytest.skip("POSIX signals")
+    before: dict[int, Any] = {}
+    loops: list[asyncio.AbstractEventLoop] = []
+
+    def make(handlers: dict[int, Any]) -> asyncio.AbstractEventLoop:
+        for signum, handler in handlers.items():
+            before.setdefault(signum, signal.signal(signum, handler))
+        loops.append(request.param())
+        return loops[-1]
+
+    yield make
+    for loop in loops:
+        loop.close()
+    for signum, handler in before.items():
+        signal.signal(signum, handler)
+
+
 def test_each_stopping_signal_reaches_the_run_but_an_ignored_one_and_the_callers_come_back(
-    loop_class: type[asyncio.AbstractEventLoop],
+    handled_loop: Callable[[dict[int, Any]], asyncio.AbstractEventLoop],
 ) -> None:
     received: list[int] = []
 
     def callers(signum: int, frame: object) -> None:
         raise AssertionError("the run's handler should have had it")
 
-    before = {
-        signal.SIGINT: signal.signal(signal.SIGINT, signal.SIG_IGN),  # a background job's
-        signal.SIGTERM: signal.signal(signal.SIGTERM, callers),
-        signal.SIGHUP: signal.signal(signal.SIGHUP, callers),
+    caller_set: dict[int, Any] = {
+        signal.SIGINT: signal.SIG_IGN,
+        signal.SIGTERM: callers,
+        signal.SIGHUP: callers,
     }
-    loop = loop_class()
-    try:
-        restore = _handle_signals(loop, received.append)
-        for signum in (signal.SIGTERM, signal.SIGHUP):
-            signal.raise_signal(signum)
-        loop.run_until_complete(asyncio.sleep(0.05))  # the loop delivers them
-        restore()
-        after = {signum: signal.getsignal(signum) for signum in before}
-    finally:
-        loop.close()
-        for signum, handler in before.items():
-            signal.signal(signum, handler)
+    loop = handled_loop(caller_set)  # SIGINT ignored: a background job's
+
+    restore = _handle_signals(loop, received.append)
+    for signum in (signal.SIGTERM, signal.SIGHUP):
+        signal.raise_signal(signum)
+    loop.run_until_complete(asyncio.sleep(0.05))  # the loop delivers them
+    restore()
 
     assert received == [signal.SIGTERM, signal.SIGHUP]
-    assert after == {signal.SIGINT: signal.SIG_IGN, signal.SIGTERM: callers, signal.SIGHUP: callers}
+    assert {signum: signal.getsignal(signum) for signum in caller_set} == caller_set
 
 
-@pytest.mark.skipif(not hasattr(signal, "SIGHUP"), reason="POSIX signals")
-@pytest.mark.parametrize("loop_class", [asyncio.SelectorEventLoop, LoopWithoutSignals])
 def test_an_ignored_sigint_stays_ignored_while_the_run_lasts(
-    loop_class: type[asyncio.AbstractEventLoop],
+    handled_loop: Callable[[dict[int, Any]], asyncio.AbstractEventLoop],
 ) -> None:
     # A background job's SIGINT is ignored: a Ctrl-C meant for the shell's foreground job
     # must not stop the run. Raised before a SIGTERM, it would reach the handler first.
     received: list[int] = []
     missed: list[int] = []  # what reached the test's own handler instead of the run's
-    before = {
-        signal.SIGINT: signal.signal(signal.SIGINT, signal.SIG_IGN),
-        signal.SIGTERM: signal.signal(signal.SIGTERM, lambda signum, _: missed.append(signum)),
-    }
-    loop = loop_class()
-    try:
-        terminated = loop.create_future()
+    loop = handled_loop(
+        {signal.SIGINT: signal.SIG_IGN, signal.SIGTERM: lambda signum, _: missed.append(signum)}
+    )
+    terminated = loop.create_future()
 
-        def handler(signum: int) -> None:
-            received.append(signum)
-            if signum == signal.SIGTERM:
-                terminated.set_result(None)
+    def handler(signum: int) -> None:
+        received.append(signum)
+        if signum == signal.SIGTERM:
+            terminated.set_result(None)
 
-        restore = _handle_signals(loop, handler)
-        during = signal.getsignal(signal.SIGINT)
-        signal.raise_signal(signal.SIGINT)
-        signal.raise_signal(signal.SIGTERM)
-        loop.run_until_complete(asyncio.wait_for(terminated, 10))  # a hang's bound only
-        restore()
-        after = signal.getsignal(signal.SIGINT)
-    finally:
-        loop.close()
-        for signum, previous in before.items():
-            signal.signal(signum, previous)
+    restore = _handle_signals(loop, handler)
+    during = signal.getsignal(signal.SIGINT)
+    signal.raise_signal(signal.SIGINT)
+    signal.raise_signal(signal.SIGTERM)
+    loop.run_until_complete(asyncio.wait_for(terminated, 10))  # a hang's bound only
+    restore()
 
     assert during is signal.SIG_IGN
     assert (received, missed) == ([signal.SIGTERM], [])
-    assert after is signal.SIG_IGN
+    assert signal.getsignal(signal.SIGINT) is signal.SIG_IGN
 
 
 class FailsAtFlush(io.StringIO):
