@@ -20,6 +20,19 @@ CLASSIFY_REQUEST = Request(
 )
 
 
+class BoolScalar:
+    """Another library's boolean: an index (1) of array kind ``"b"``, as older numpy's
+    ``numpy.True_`` (before 2.3; before 2.0 with a working ``__index__``)."""
+
+    dtype = type("dtype", (), {"kind": "b"})()
+
+    def __index__(self) -> int:
+        return 1
+
+    def __repr__(self) -> str:
+        return "True"
+
+
 @pytest.fixture
 def detailed_structured(monkeypatch: pytest.MonkeyPatch) -> list[object]:
     """What the converter's detailed mode is asked to structure, in order (it still does)."""

@@ -12,6 +12,7 @@ import pytest
 import respx
 
 from animalstore_client import Pet, PetStatus
+from tests.unit.conftest import BoolScalar
 
 INT64_MAX = 2**63 - 1
 INT64_MIN = -(2**63)
@@ -258,18 +259,6 @@ def test_a_one_character_idempotency_key_is_sent(api: Any, routes: respx.MockRou
     assert routes.calls.last.request.headers["idempotency-key"] == "k"
 
 
-class OldNumpyBool:
-    """What numpy before 2.3 made of ``numpy.True_``: an index (1), of array kind ``"b"``."""
-
-    dtype = type("dtype", (), {"kind": "b"})()
-
-    def __index__(self) -> int:
-        return 1
-
-    def __repr__(self) -> str:
-        return "True"
-
-
 class HostileScalar:
     """An index whose ``dtype`` raises: no reason to refuse the number it is."""
 
@@ -285,8 +274,8 @@ def test_a_boolean_of_the_array_protocol_is_not_taken_for_a_number(
     api: Any, routes: respx.MockRouter
 ) -> None:
     with pytest.raises(TypeError) as excinfo:
-        api.list_pets(limit=OldNumpyBool())
-    assert str(excinfo.value) == "limit must be an int, got OldNumpyBool True"
+        api.list_pets(limit=BoolScalar())
+    assert str(excinfo.value) == "limit must be an int, got BoolScalar True"
     assert len(routes.calls) == 0
 
     api.list_pets(limit=HostileScalar())

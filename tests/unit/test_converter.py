@@ -34,6 +34,7 @@ from animalstore_client import Error, NewPet, Pet, PetList, WireFormatError
 from animalstore_client._core import converter
 from animalstore_client._core.converter import structure, unstructure
 from tests.conftest import Api
+from tests.unit.conftest import BoolScalar
 
 PET = Pet(id=7, name="Rex", category_id=3)
 PET_WIRE: dict[str, object] = {"id": 7, "name": "Rex", "categoryId": 3}
@@ -127,18 +128,6 @@ def test_from_dict_reads_every_field_after_a_missing_one() -> None:
     with pytest.raises(WireFormatError) as caught:
         Pet.from_dict({"name": "Rex", "category_id": 3})
     assert caught.value.problems == [f"$.id: {MISSING}"]
-
-
-class BoolScalar:
-    """Another library's boolean with a working ``__index__``, as numpy's was before 2.0."""
-
-    dtype = type("dtype", (), {"kind": "b"})()
-
-    def __index__(self) -> int:
-        return 1
-
-    def __repr__(self) -> str:
-        return "True"
 
 
 def test_another_librarys_boolean_is_not_an_integer_even_with_an_index() -> None:
