@@ -37,6 +37,8 @@ from http import HTTPStatus
 from typing import Any, Protocol
 from urllib.parse import unquote, urlsplit
 
+from tests.reliability.rawserver import accepted
+
 __all__ = [
     "Action",
     "FaultServer",
@@ -147,8 +149,8 @@ class Hangup:
 
 
 @dataclass(frozen=True)
-class Reset:
-    """Send the head (announcing the whole body) and ``sent`` bytes of it, then an RST."""
+class _CutShort:
+    """Send the head (announcing the whole body) and ``sent`` bytes of it, then end."""
 
     status: int = 200
     body: bytes = b""
@@ -157,13 +159,13 @@ class Reset:
 
 
 @dataclass(frozen=True)
-class Truncate:
-    """Send the head (announcing the whole body) and ``sent`` bytes of it, then a clean FIN."""
+class Reset(_CutShort):
+    """Send the head (announcing the whole body) and ``sent`` bytes of it, then an RST."""
 
-    status: int = 200
-    body: bytes = b""
-    sent: int = 0
-    content_type: str = "application/json"
+
+@dataclass(frozen=True)
+class Truncate(_CutShort):
+    """Send the head (announcing the whole body) and ``sent`` bytes of it, then a clean FIN."""
 
 
 @dataclass(frozen=True)
@@ -326,13 +328,7 @@ class FaultServer:
 
     def _accept_loop(self) -> None:
         assert self._listener is not None
-        while not self._stopping.is_set():
-            try:
-                connection, _ = self._listener.accept()
-            except TimeoutError:
-                continue
-            except OSError:
-                return
+        for connection in accepted(self._listener, self._stopping):
             with self._lock:
                 self._threads = [t for t in self._threads if t.is_alive()]
                 if len(self._threads) >= self._max_connections or self._stopping.is_set():
@@ -460,7 +456,7 @@ class FaultServer:
         if isinstance(action, Hangup):
             self._wait(action.delay)
             return False
-        if isinstance(action, (Reset, Truncate)):
+        if isinstance(action, _CutShort):
             headers = [
                 ("Content-Type", action.content_type),
                 ("Content-Length", str(len(action.body))),

@@ -10,9 +10,24 @@ from __future__ import annotations
 import contextlib
 import socket
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 
-__all__ = ["RawServer"]
+__all__ = ["RawServer", "accepted"]
+
+
+def accepted(listener: socket.socket, stop: threading.Event) -> Iterator[socket.socket]:
+    """Each connection ``listener`` accepts, until ``stop`` is set or ``listener`` is closed.
+
+    ``listener`` has a timeout, so that ``stop`` is seen while no client connects.
+    """
+    while not stop.is_set():
+        try:
+            connection, _ = listener.accept()
+        except TimeoutError:
+            continue
+        except OSError:
+            return
+        yield connection
 
 
 class RawServer:
@@ -81,13 +96,7 @@ class RawServer:
         thread.start()
 
     def _accept(self) -> None:
-        while not self.stopping:
-            try:
-                connection, _ = self._listener.accept()
-            except TimeoutError:
-                continue
-            except OSError:
-                return
+        for connection in accepted(self._listener, self._stop):
             self.connections += 1
             self._sockets.append(connection)
             self._start(self._serve_and_close, connection)
