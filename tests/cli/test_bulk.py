@@ -27,6 +27,7 @@ import threading
 import time
 from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import IO, Any
 
@@ -108,9 +109,14 @@ def animalstore_process(
 
 
 def start(
-    command: str, base_url: str, stdout: int | IO[bytes] = subprocess.PIPE
+    command: str,
+    base_url: str,
+    stdout: int | IO[bytes] = subprocess.PIPE,
+    *,
+    preexec_fn: Callable[[], None] = sigint_as_in_a_terminal,
 ) -> subprocess.Popen[bytes]:
-    """Start ``animalstore <command>`` in the background, stderr piped, stdout to ``stdout``.
+    """Start ``animalstore <command>`` in the background, stderr piped, stdout to ``stdout``;
+    ``preexec_fn`` runs in the child before the exec (by default, SIGINT as in a terminal).
 
     Read a pipe as the run goes (``communicate``): a full pipe holds the run up.
     """
@@ -120,8 +126,24 @@ def start(
         stdout=stdout,
         stderr=subprocess.PIPE,
         env=environment(base_url, KEY),
-        preexec_fn=sigint_as_in_a_terminal,
+        preexec_fn=preexec_fn,
     )
+
+
+@contextmanager
+def reaped(
+    process: subprocess.Popen[bytes], *, gated: Server | None = None
+) -> Iterator[subprocess.Popen[bytes]]:
+    """Kill ``process`` if it still runs when the block ends (a test failed midway) and read
+    its pipes to their end; then let ``gated``'s held answers go."""
+    try:
+        yield process
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.communicate()
+        if gated is not None:
+            gate(gated).release()
 
 
 def wait_for(condition: Any, what: str, timeout: float = LONG_TIMEOUT) -> None:
@@ -154,6 +176,28 @@ def pets_file(path: Path, count: int, *, start: int = 0) -> Path:
                 record["status"] = ("available", "pending", "sold")[line % 3]
             file.write(json.dumps(record) + "\n")
     return path
+
+
+def journaled(
+    tmp_path: Path, count: int, options: str = "", *, retries: int | None = None
+) -> tuple[str, Path]:
+    """A ``pets create`` over a new ``pets_file`` of ``count`` animals, with a journal.
+
+    Args:
+        tmp_path: where the file and the journal go.
+        count: how many animals the file holds.
+        options: more of the command's options (``--concurrency 1``).
+        retries: ``--max-retries``, if given.
+
+    Returns:
+        The command, and the journal's path.
+    """
+    source = pets_file(tmp_path / "pets.jsonl", count)
+    journal = tmp_path / "pets.journal"
+    command = f"pets create --from-file {source} --journal {journal} {options}".rstrip()
+    if retries is not None:
+        command = f"--max-retries {retries} {command}"
+    return command, journal
 
 
 def keys_sent(store: FakeAnimalStore) -> list[str]:
@@ -343,17 +387,13 @@ def test_records_from_a_pipe_go_as_they_come(dedup: Server) -> None:
     # were the input read to its end (or a batch filled) before anything is sent.
     process = from_a_pipe(dedup.base_url)
     assert process.stdin is not None
-    try:
+    with reaped(process):
         process.stdin.write(b'{"name": "first", "categoryId": 1}\n')
         process.stdin.flush()
         wait_for(lambda: len(dedup.store.pets) == 1, "the first record", timeout=TIMEOUT)
         stdout, stderr = process.communicate(
             b'{"name": "second", "categoryId": 2}\n', timeout=TIMEOUT
         )
-    finally:
-        if process.poll() is None:
-            process.kill()
-            process.communicate()
     assert process.returncode == 0, stderr
     assert [pet.name for pet in dedup.store.pets] == ["first", "second"]
     assert len(stdout.splitlines()) == 2
@@ -670,9 +710,7 @@ def test_each_key_is_on_disk_before_its_record_is_sent(
 
 
 def test_lost_answers_are_resent_with_their_first_keys(dedup: Server, tmp_path: Path) -> None:
-    source = pets_file(tmp_path / "pets.jsonl", 5)
-    journal = tmp_path / "pets.journal"
-    command = f"pets create --from-file {source} --journal {journal} --concurrency 1"
+    command, journal = journaled(tmp_path, 5, "--concurrency 1")
     # The 2nd and 4th creates are processed, then their connections dropped: answers lost.
     dedup.store.inject(
         Fault.delay(0, operation="create"),
@@ -737,9 +775,7 @@ def test_lost_answers_are_resent_with_their_first_keys(dedup: Server, tmp_path: 
 def test_against_a_store_that_does_not_deduplicate_only_the_listed_lines_double(
     plain: Server, tmp_path: Path
 ) -> None:
-    source = pets_file(tmp_path / "pets.jsonl", 5)
-    journal = tmp_path / "pets.journal"
-    command = f"pets create --from-file {source} --journal {journal} --concurrency 1"
+    command, _ = journaled(tmp_path, 5, "--concurrency 1")
     plain.store.inject(
         Fault.delay(0, operation="create"),
         Fault.drop(processed=True, operation="create"),
@@ -755,10 +791,7 @@ def test_against_a_store_that_does_not_deduplicate_only_the_listed_lines_double(
 def test_a_record_that_may_exist_twice_is_listed_by_every_later_run(
     plain: Server, tmp_path: Path
 ) -> None:
-    source = pets_file(tmp_path / "pets.jsonl", 3)
-    journal = tmp_path / "pets.journal"
-    command = f"--max-retries 0 pets create --from-file {source} --journal {journal}"
-    command += " --concurrency 1"
+    command, _ = journaled(tmp_path, 3, "--concurrency 1", retries=0)
     # Line 1: stored, its answer lost; then a 503 (not processed); then created again.
     plain.store.inject(
         Fault.drop(processed=True, operation="create"),
@@ -791,24 +824,17 @@ def test_a_record_that_may_exist_twice_is_listed_by_every_later_run(
 def test_a_resend_killed_before_its_answer_leaves_the_record_in_doubt(
     plain: Server, tmp_path: Path
 ) -> None:
-    source = pets_file(tmp_path / "pets.jsonl", 1)
-    journal = tmp_path / "pets.journal"
-    command = f"--max-retries 0 pets create --from-file {source} --journal {journal}"
+    command, journal = journaled(tmp_path, 1, retries=0)
     plain.store.inject(Fault.error(503, operation="create"))
     assert animalstore(command, plain.base_url).returncode == 1  # a 503: not created
     # The resend is stored, its answer held back; the run is killed before it comes.
     gate(plain).hold()
     with (tmp_path / "stdout").open("wb") as stdout:
         process = start(command, plain.base_url, stdout=stdout)
-    try:
+    with reaped(process, gated=plain):
         wait_for(lambda: len(plain.store.pets) == 1, "the resend to be stored", timeout=TIMEOUT)
         process.send_signal(signal.SIGKILL)
         process.communicate(timeout=TIMEOUT)
-    finally:
-        if process.poll() is None:
-            process.kill()
-            process.communicate()
-        gate(plain).release()
     assert process.returncode == -signal.SIGKILL
     assert last_states(journal)[1]["state"] == "started"  # in doubt, not "failed" (a 503)
 
@@ -823,10 +849,7 @@ def test_a_resend_killed_before_its_answer_leaves_the_record_in_doubt(
 def test_refused_records_are_final_and_failed_ones_are_resent(
     dedup: Server, tmp_path: Path
 ) -> None:
-    source = pets_file(tmp_path / "pets.jsonl", 4)
-    journal = tmp_path / "pets.journal"
-    command = f"--max-retries 0 pets create --from-file {source} --journal {journal}"
-    command += " --concurrency 1"
+    command, _ = journaled(tmp_path, 4, "--concurrency 1", retries=0)
     dedup.store.inject(
         Fault.error(400, code="invalid_field", message="no", operation="create"),
         Fault.error(503, operation="create"),
@@ -918,9 +941,7 @@ def test_an_edited_line_stops_the_run_at_that_line(dedup: Server, tmp_path: Path
 
 
 def test_a_torn_last_line_of_the_journal_is_dropped(dedup: Server, tmp_path: Path) -> None:
-    source = pets_file(tmp_path / "pets.jsonl", 3)
-    journal = tmp_path / "pets.journal"
-    command = f"pets create --from-file {source} --journal {journal}"
+    command, journal = journaled(tmp_path, 3)
     assert animalstore(command, dedup.base_url).returncode == 0
     whole = journal.read_bytes()
     # What a power cut leaves: the last entry half written (and no line end).
@@ -961,9 +982,7 @@ def test_killed_at_random_points_and_resumed_creates_each_record_exactly_once(
     dedup: Server, tmp_path: Path, scale: tuple[int, int]
 ) -> None:
     count, kills = scale
-    source = pets_file(tmp_path / "pets.jsonl", count)
-    journal = tmp_path / "pets.journal"
-    command = f"pets create --from-file {source} --journal {journal}"
+    command, journal = journaled(tmp_path, count)
     seed = random.randrange(1 << 32)  # new points every run; a failure names its seed
     chooser = random.Random(seed)
     entries = 0
@@ -973,17 +992,13 @@ def test_killed_at_random_points_and_resumed_creates_each_record_exactly_once(
         with (tmp_path / "stdout").open("wb") as stdout:
             # A file, not a pipe: a pipe that nobody reads would fill and hold the run up.
             process = start(command, dedup.base_url, stdout=stdout)
-        try:
+        with reaped(process):
             wait_for(
                 functools.partial(reached, journal, entries, process),
                 f"the journal to reach {entries} lines",
             )
             process.send_signal(signal.SIGKILL)
             process.communicate(timeout=TIMEOUT)
-        finally:
-            if process.poll() is None:
-                process.kill()
-                process.communicate()
         assert process.returncode == -signal.SIGKILL, f"seed {seed}"
     in_doubt = {line for line, e in last_states(journal).items() if e["state"] == "started"}
     final = animalstore(command, dedup.base_url)
@@ -1057,9 +1072,7 @@ def test_the_partial_outage_is_resumed_to_the_end(
     # between its appends, and must read the ones it asks for. (200 records are enough: with
     # entries read back through a buffer behind the appends, as before the fix, the resume
     # fails at 150 already.)
-    source = pets_file(tmp_path / "pets.jsonl", count)
-    journal = tmp_path / "pets.journal"
-    command = f"--max-retries 0 pets create --from-file {source} --journal {journal}"
+    command, _ = journaled(tmp_path, count, retries=0)
     plan = random.Random(30)
     dedup.store.inject(
         *(
@@ -1122,9 +1135,7 @@ def test_a_journal_entry_for_a_line_the_input_lacks_refuses_the_journal(
 def test_a_corrupt_journal_entry_is_refused_in_one_line_exit_2(
     dedup: Server, tmp_path: Path, fields: dict[str, Any], problem: str
 ) -> None:
-    source = pets_file(tmp_path / "pets.jsonl", 3)
-    journal = tmp_path / "pets.journal"
-    command = f"pets create --from-file {source} --journal {journal}"
+    command, journal = journaled(tmp_path, 3)
     assert animalstore(command, dedup.base_url).returncode == 0
     entry = {"line": 2, "key": "k", "digest": "d", "state": "failed", **fields}
     with journal.open("a") as file:
@@ -1141,9 +1152,7 @@ def test_a_corrupt_journal_entry_is_refused_in_one_line_exit_2(
 
 @POSIX_ONLY
 def test_a_journal_others_can_read_still_works_with_a_notice(dedup: Server, tmp_path: Path) -> None:
-    source = pets_file(tmp_path / "pets.jsonl", 3)
-    journal = tmp_path / "pets.journal"
-    command = f"pets create --from-file {source} --journal {journal}"
+    command, journal = journaled(tmp_path, 3)
     first = animalstore(command, dedup.base_url)
     assert first.returncode == 0
     assert journal.stat().st_mode & 0o777 == 0o600
@@ -1165,49 +1174,13 @@ def test_a_journal_others_can_read_still_works_with_a_notice(dedup: Server, tmp_
 
 
 @POSIX_ONLY
-def test_ctrl_c_lets_the_calls_in_flight_end_and_exits_130(dedup: Server, tmp_path: Path) -> None:
-    source = pets_file(tmp_path / "pets.jsonl", 40)
-    journal = tmp_path / "pets.journal"
-    command = f"pets create --from-file {source} --journal {journal} --concurrency 4"
-    # Every create's answer is held back: four are in flight when Ctrl-C comes.
-    gate(dedup).hold()
-    process = start(command, dedup.base_url)
-    try:
-        stdout, stderr = signalled_while_in_flight(process, dedup, signal.SIGINT, in_flight=4)
-    finally:
-        if process.poll() is None:
-            process.kill()
-            process.communicate()
-    check_output(stdout.decode(), stderr.decode())
-    assert process.returncode == 130
-    sent = len(dedup.store.requests)
-    assert 4 <= sent < 40
-    printed = Run(0, stdout.decode(), "").by_line()
-    # The calls in flight ended: each was created, printed and journaled so.
-    assert len(printed) == len(dedup.store.pets) == sent
-    assert {r["status"] for r in printed.values()} == {"created"}
-    states = last_states(journal)
-    assert {line for line, e in states.items() if e["state"] == "created"} == set(printed)
-    assert {e["state"] for e in states.values()} <= {"created", "unsent"}
-    assert "interrupted: waiting for the calls in flight" in stderr.decode()
-    assert "stopped early: interrupted (Ctrl-C)" in stderr.decode()
-
-    resumed = animalstore(command, dedup.base_url)
-    assert resumed.returncode == 0
-    assert len(dedup.store.pets) == 40
-    assert "resent" not in resumed.stderr  # a clean stop leaves nothing in doubt
-
-
-@POSIX_ONLY
 def test_a_second_ctrl_c_cuts_the_calls_short_and_they_are_resent_later(
     dedup: Server, tmp_path: Path
 ) -> None:
-    source = pets_file(tmp_path / "pets.jsonl", 10)
-    journal = tmp_path / "pets.journal"
-    command = f"pets create --from-file {source} --journal {journal} --concurrency 2"
+    command, journal = journaled(tmp_path, 10, "--concurrency 2")
     gate(dedup).hold()  # processed, the answers held back
     process = start(command, dedup.base_url)
-    try:
+    with reaped(process, gated=dedup):
         wait_for(lambda: len(dedup.store.requests) == 2, "2 calls in flight", timeout=TIMEOUT)
         process.send_signal(signal.SIGINT)
         assert process.stderr is not None
@@ -1215,11 +1188,6 @@ def test_a_second_ctrl_c_cuts_the_calls_short_and_they_are_resent_later(
         assert notice.startswith("interrupted: waiting for the calls in flight")
         process.send_signal(signal.SIGINT)
         stdout, stderr = process.communicate(timeout=TIMEOUT)
-    finally:
-        if process.poll() is None:
-            process.kill()
-            process.communicate()
-        gate(dedup).release()
     check_output(stdout.decode(), stderr.decode())
     assert process.returncode == 130
     printed = Run(0, stdout.decode(), "").by_line()
@@ -1277,41 +1245,37 @@ def signal_default(signum: int) -> Callable[[], None]:
 
 @POSIX_ONLY
 @pytest.mark.parametrize(
-    ("signum", "status", "said"),
-    [(signal.SIGTERM, 143, "terminated (SIGTERM)"), (signal.SIGHUP, 129, "hung up (SIGHUP)")],
+    ("signum", "status", "said", "again", "stopped"),
+    [
+        (signal.SIGINT, 130, "interrupted", "Ctrl-C again", "interrupted (Ctrl-C)"),
+        (signal.SIGTERM, 143, "terminated (SIGTERM)", "another signal", "terminated (SIGTERM)"),
+        (signal.SIGHUP, 129, "hung up (SIGHUP)", "another signal", "hung up (SIGHUP)"),
+    ],
+    ids=["SIGINT", "SIGTERM", "SIGHUP"],
 )
-def test_sigterm_and_sighup_settle_a_run_as_ctrl_c_does(
-    dedup: Server, tmp_path: Path, signum: int, status: int, said: str
+def test_a_signal_lets_the_calls_in_flight_end_and_a_rerun_finishes(
+    dedup: Server, tmp_path: Path, signum: int, status: int, said: str, again: str, stopped: str
 ) -> None:
-    source = pets_file(tmp_path / "pets.jsonl", 40)
-    journal = tmp_path / "pets.journal"
-    command = f"pets create --from-file {source} --journal {journal} --concurrency 4"
+    command, journal = journaled(tmp_path, 40, "--concurrency 4")
+    # Every create's answer is held back: four are in flight when the signal comes.
     gate(dedup).hold()
-    process = subprocess.Popen(
-        [*DEFAULT_LAUNCHER, *shlex.split(command)],
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        env=environment(dedup.base_url, KEY),
-        preexec_fn=signal_default(signum),
-    )
-    try:
+    process = start(command, dedup.base_url, preexec_fn=signal_default(signum))
+    with reaped(process):
         stdout, stderr = signalled_while_in_flight(process, dedup, signum, in_flight=4)
-    finally:
-        if process.poll() is None:
-            process.kill()
-            process.communicate()
     check_output(stdout.decode(), stderr.decode())
     assert process.returncode == status
     sent = len(dedup.store.requests)
+    assert 4 <= sent < 40
     printed = Run(0, stdout.decode(), "").by_line()
-    # The calls in flight ended; no record is left started without an outcome.
-    assert len(printed) == len(dedup.store.pets) == sent < 40
+    # The calls in flight ended: each was created, printed and journaled so; no record is left
+    # started without an outcome.
+    assert len(printed) == len(dedup.store.pets) == sent
+    assert {r["status"] for r in printed.values()} == {"created"}
     states = last_states(journal)
     assert {line for line, e in states.items() if e["state"] == "created"} == set(printed)
     assert {e["state"] for e in states.values()} <= {"created", "unsent"}
-    assert f"{said}: waiting for the calls in flight to end; another signal" in stderr.decode()
-    assert f"stopped early: {said}" in stderr.decode()
+    assert f"{said}: waiting for the calls in flight to end; {again}" in stderr.decode()
+    assert f"stopped early: {stopped}" in stderr.decode()
 
     resumed = animalstore(command, dedup.base_url)
     assert resumed.returncode == 0
@@ -1325,9 +1289,7 @@ def test_sigterm_and_sighup_settle_a_run_as_ctrl_c_does(
 def test_a_closed_stdout_stops_the_run_like_ctrl_c_and_exits_141(
     dedup: Server, tmp_path: Path
 ) -> None:
-    source = pets_file(tmp_path / "pets.jsonl", 40)
-    journal = tmp_path / "pets.journal"
-    command = f"pets create --from-file {source} --journal {journal}"
+    command, journal = journaled(tmp_path, 40)
     # The first create is answered at once; the answers to the others are held until stdout
     # is closed, then come late, by more than the run may keep an outcome before writing it
     # out: the next outcome's write meets the closed pipe, the records after it unsent.

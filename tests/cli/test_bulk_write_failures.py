@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.cli.test_bulk import Run, animalstore, journal_entries, pets_file
+from tests.cli.test_bulk import Run, animalstore, journal_entries, journaled, pets_file
 from tests.cli.test_cli import (
     DEFAULT_LAUNCHER,
     KEY,
@@ -127,9 +127,7 @@ def test_a_journal_write_that_fails_at_any_point_exits_4_and_a_rerun_finishes(
 
 @pytest.mark.skipif(not Path("/dev/full").exists(), reason="needs /dev/full")
 def test_stdout_on_a_full_disk_exits_4_and_a_rerun_finishes(dedup: Server, tmp_path: Path) -> None:
-    source = pets_file(tmp_path / "pets.jsonl", RECORDS)
-    journal = tmp_path / "pets.journal"
-    command = f"pets create --from-file {source} --journal {journal}"
+    command, journal = journaled(tmp_path, RECORDS)
     with open("/dev/full", "wb") as full:
         completed = subprocess.run(
             [*DEFAULT_LAUNCHER, *shlex.split(command)],
@@ -153,9 +151,7 @@ def test_stdout_on_a_full_disk_exits_4_and_a_rerun_finishes(dedup: Server, tmp_p
 
 @POSIX_ONLY
 def test_a_closed_stdout_exits_4_before_anything_is_sent(dedup: Server, tmp_path: Path) -> None:
-    source = pets_file(tmp_path / "pets.jsonl", RECORDS)
-    journal = tmp_path / "pets.journal"
-    command = f"pets create --from-file {source} --journal {journal}"
+    command, journal = journaled(tmp_path, RECORDS)
     completed = subprocess.run(
         ["sh", "-c", 'exec "$@" >&-', "sh", *DEFAULT_LAUNCHER, *shlex.split(command)],
         stdin=subprocess.DEVNULL,
