@@ -41,6 +41,13 @@ def records(count: int) -> bytes:
     )
 
 
+def records_file(directory: Path, count: int) -> Path:
+    """The file ``pets.jsonl`` in ``directory``, holding ``records(count)``."""
+    source = directory / "pets.jsonl"
+    source.write_bytes(records(count))
+    return source
+
+
 def creates(store: FakeAnimalStore) -> int:
     """How many creates ``store`` was sent."""
     return sum(request.method == "POST" for request in store.requests)

@@ -47,7 +47,7 @@ from animalstore_client._cli.journal import (
 from animalstore_client._cli.progress import Progress, Tally
 from animalstore_client._cli.records import Record, read_records
 from animalstore_client.testing import FakeAnimalStore, Fault
-from tests.cli.bulk_harness import KEY, creates, records, run_bulk, stop_when
+from tests.cli.bulk_harness import KEY, creates, records, records_file, run_bulk, stop_when
 
 #: The server a journal of these tests names (the runs' own client calls the store in process).
 JOURNALED_URL = "http://127.0.0.1:1/v1"
@@ -337,19 +337,12 @@ class FailsToWrite(io.StringIO):
         raise self.error
 
 
-def five_in_a_file(tmp_path: Path) -> Path:
-    """A file of 5 records: read a group at a time, so all 5 at once."""
-    source = tmp_path / "pets.jsonl"
-    source.write_bytes(records(5))
-    return source
-
-
 def test_a_journal_that_fails_stops_the_run_with_4_and_the_records_left_are_not_sent(
     tmp_path: Path,
 ) -> None:
     journal = FailingJournal(works=1)
 
-    ran = run_bulk(five_in_a_file(tmp_path), journal=journal)
+    ran = run_bulk(records_file(tmp_path, 5), journal=journal)  # read at once, the 5 together
 
     assert ran.status == 4
     # The keys, then the first outcome, which failed: the four left were then journaled
@@ -383,7 +376,7 @@ def test_the_first_reason_to_stop_is_kept_unless_a_signal_comes(
     store.inject(Fault.delay(0.05, operation="create"), Fault.delay(0.3, operation="create"))
 
     ran = run_bulk(
-        five_in_a_file(tmp_path),
+        records_file(tmp_path, 5),  # read at once, the 5 together
         store=store,
         journal=FailingJournal(works=2),
         concurrency=2,
@@ -426,8 +419,7 @@ def an_earlier_run(tmp_path: Path, state: str, **fields: Any) -> tuple[Path, lis
     Returns:
         The file, its records, and that entry. The journal, ``tmp_path/journal``, is closed.
     """
-    source = tmp_path / "pets.jsonl"
-    source.write_bytes(records(2))
+    source = records_file(tmp_path, 2)
     pets = list(read_records(io.BytesIO(records(2)), "jsonl"))
     assert all(isinstance(record, Record) for record in pets)
     taken = cast(list[Record], pets)
@@ -868,8 +860,7 @@ def test_a_record_without_a_key_of_its_own_gets_a_new_one() -> None:
 def test_the_journal_is_logged_at_the_end_of_a_run(
     tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
-    source = tmp_path / "pets.jsonl"
-    source.write_bytes(records(3))
+    source = records_file(tmp_path, 3)
     path = str(tmp_path / "journal")
     journal = Journal.open(path, Header(JOURNALED_URL, str(source), "jsonl"))
 

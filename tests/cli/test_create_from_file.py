@@ -20,15 +20,7 @@ from animalstore_client._cli.bulk import create_from_file
 from animalstore_client._cli.journal import Entry, Header, Journal
 from animalstore_client._cli.records import Record, read_records
 from animalstore_client.testing import FakeAnimalStore, Fault
-
-KEY = "test-key"
-
-
-def records(count: int) -> bytes:
-    return b"".join(
-        json.dumps({"name": f"pet-{line}", "categoryId": line}).encode() + b"\n"
-        for line in range(1, count + 1)
-    )
+from tests.cli.bulk_harness import KEY, records, records_file
 
 
 class Command:
@@ -63,8 +55,7 @@ def command(capsys: pytest.CaptureFixture[str]) -> Command:
 def test_a_run_creates_each_record_and_a_rerun_sends_none_again(
     command: Command, tmp_path: Path
 ) -> None:
-    source = tmp_path / "pets.jsonl"
-    source.write_bytes(records(3))
+    source = records_file(tmp_path, 3)
     journal = tmp_path / "pets.journal"
 
     status, printed, stderr = command(source, journal=journal)
@@ -141,8 +132,7 @@ def test_an_input_that_cannot_be_read_as_records_is_refused_before_anything_is_s
 def test_a_journal_that_cannot_be_opened_is_refused_before_anything_is_sent(
     command: Command, tmp_path: Path
 ) -> None:
-    source = tmp_path / "pets.jsonl"
-    source.write_bytes(records(1))
+    source = records_file(tmp_path, 1)
 
     status, printed, stderr = command(source, journal=tmp_path)  # a folder
 
@@ -165,8 +155,7 @@ def test_an_input_whose_csv_header_cannot_be_read_is_named_in_the_refusal(
 def test_a_journal_for_a_longer_input_is_refused_before_anything_is_sent(
     command: Command, tmp_path: Path
 ) -> None:
-    source = tmp_path / "pets.jsonl"
-    source.write_bytes(records(3))
+    source = records_file(tmp_path, 3)
     journal = tmp_path / "pets.journal"
     assert command(source, journal=journal)[0] == 0
     source.write_bytes(records(2))
@@ -181,8 +170,7 @@ def test_a_journal_for_a_longer_input_is_refused_before_anything_is_sent(
 
 
 def test_a_journal_others_can_read_is_used_with_a_notice(command: Command, tmp_path: Path) -> None:
-    source = tmp_path / "pets.jsonl"
-    source.write_bytes(records(1))
+    source = records_file(tmp_path, 1)
     journal = tmp_path / "pets.journal"
     journal.touch(mode=0o644)
     journal.chmod(0o644)
@@ -202,8 +190,7 @@ def test_a_journal_its_group_can_read_gets_the_notice_too(
     command: Command, tmp_path: Path, mode: int
 ) -> None:
     # Any bit for the group or others: the group may hold users other than the owner.
-    source = tmp_path / "pets.jsonl"
-    source.write_bytes(records(1))
+    source = records_file(tmp_path, 1)
     journal = tmp_path / "pets.journal"
     journal.touch(mode=0o600)
     journal.chmod(mode)
@@ -226,8 +213,7 @@ def test_a_journal_its_group_can_read_gets_the_notice_too(
 def test_with_stdout_closed_nothing_is_sent(
     command: Command, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    source = tmp_path / "pets.jsonl"
-    source.write_bytes(records(1))
+    source = records_file(tmp_path, 1)
     monkeypatch.setattr("sys.stdout", None)
 
     status, _, stderr = command(source)
@@ -239,8 +225,7 @@ def test_with_stdout_closed_nothing_is_sent(
 def test_the_signal_handlers_are_the_callers_again_after_the_run(
     command: Command, tmp_path: Path
 ) -> None:
-    source = tmp_path / "pets.jsonl"
-    source.write_bytes(records(1))
+    source = records_file(tmp_path, 1)
     before = {signum: signal.getsignal(signum) for signum in (signal.SIGINT, signal.SIGTERM)}
 
     assert command(source)[0] == 0
@@ -251,8 +236,7 @@ def test_the_signal_handlers_are_the_callers_again_after_the_run(
 @pytest.mark.skipif(not hasattr(signal, "SIGHUP"), reason="no SIGHUP")
 def test_an_ignored_signal_stays_ignored(command: Command, tmp_path: Path) -> None:
     # nohup: SIGHUP ignored. The run must not take it back, during or after.
-    source = tmp_path / "pets.jsonl"
-    source.write_bytes(records(1))
+    source = records_file(tmp_path, 1)
     previous = signal.signal(signal.SIGHUP, signal.SIG_IGN)
     try:
         assert command(source)[0] == 0
@@ -262,8 +246,7 @@ def test_an_ignored_signal_stays_ignored(command: Command, tmp_path: Path) -> No
 
 
 def test_the_input_is_closed_after_the_run(command: Command, tmp_path: Path) -> None:
-    source = tmp_path / "pets.jsonl"
-    source.write_bytes(records(2))
+    source = records_file(tmp_path, 2)
     before = set(os.listdir("/proc/self/fd")) if os.path.isdir("/proc/self/fd") else None
 
     assert command(source)[0] == 0
@@ -374,8 +357,7 @@ def test_a_rerun_goes_by_what_the_journal_holds_for_each_record(
 def test_a_journal_whose_entry_is_for_another_record_stops_the_run_at_that_line(
     command: Command, tmp_path: Path
 ) -> None:
-    source = tmp_path / "pets.jsonl"
-    source.write_bytes(records(3))
+    source = records_file(tmp_path, 3)
     journal = tmp_path / "pets.journal"
     opened = Journal.open(str(journal), Header(command.base_url, str(source), "jsonl"))
     opened.append(Entry(2, "key-2", "not-this-records-digest", "unsent"))
@@ -414,8 +396,7 @@ def test_stdin_is_read_through_the_runs_own_file_object(command: Command, tmp_pa
 def test_a_signal_during_the_run_stops_it_as_ctrl_c_does(command: Command, tmp_path: Path) -> None:
     # A real SIGTERM to this process while a call is in flight. The test's own handler stands
     # by: the run must put its own in place (and give this one back after).
-    source = tmp_path / "pets.jsonl"
-    source.write_bytes(records(5))
+    source = records_file(tmp_path, 5)
     command.store.inject(Fault.delay(0.5, operation="create", times=None))
     caught: list[int] = []
 
@@ -446,8 +427,7 @@ def test_a_signal_while_the_runs_loop_is_built_or_closed_interrupts_neither(
     # printed a traceback. One while it is built stops the run before anything is sent; one
     # while it closes comes after the run, which keeps its status. Either way the caller's
     # handler is not called, and is back at the end.
-    source = tmp_path / "pets.jsonl"
-    source.write_bytes(records(3))
+    source = records_file(tmp_path, 3)
     loops: list[asyncio.AbstractEventLoop] = []
     real_new_event_loop = asyncio.new_event_loop
 
@@ -497,8 +477,7 @@ def test_a_run_that_resent_what_may_exist_exits_5_and_so_does_every_later_one(
 ) -> None:
     # A store that does not deduplicate: the first answer is lost after its animal was stored,
     # and the re-run's resend of that record stores it again.
-    source = tmp_path / "pets.jsonl"
-    source.write_bytes(records(3))
+    source = records_file(tmp_path, 3)
     journal = tmp_path / "pets.journal"
     command.store.inject(Fault.drop(processed=True, operation="create"))
 
@@ -535,8 +514,7 @@ def test_a_run_that_resent_what_may_exist_exits_5_and_so_does_every_later_one(
 def test_a_resent_record_keeps_its_mark_whatever_the_resend_gets(
     command: Command, tmp_path: Path, fault: Fault, status: str, exit_code: int
 ) -> None:
-    source = tmp_path / "pets.jsonl"
-    source.write_bytes(records(1))
+    source = records_file(tmp_path, 1)
     journal = tmp_path / "pets.journal"
     with open(source, "rb") as stream:
         [record] = read_records(stream, "jsonl")
@@ -554,8 +532,7 @@ def test_a_resent_record_keeps_its_mark_whatever_the_resend_gets(
 
 
 def test_records_refused_by_earlier_runs_are_each_counted(command: Command, tmp_path: Path) -> None:
-    source = tmp_path / "pets.jsonl"
-    source.write_bytes(records(2))
+    source = records_file(tmp_path, 2)
     journal = tmp_path / "pets.journal"
     with open(source, "rb") as stream:
         read_back = list(read_records(stream, "jsonl"))
