@@ -11,6 +11,7 @@ import subprocess
 import threading
 import time
 from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
 from pathlib import Path
 from typing import IO, Any, Protocol, TypeVar
 
@@ -315,6 +316,25 @@ def run_child(
         timeout=timeout,
         check=False,
     )
+
+
+@contextmanager
+def reaped(process: subprocess.Popen[bytes]) -> Iterator[subprocess.Popen[bytes]]:
+    """When the block ends, however it ends: kill ``process`` if it still runs (a test that
+    failed midway), wait for it, and close its pipes.
+
+    Yields:
+        ``process``.
+    """
+    try:
+        yield process
+    finally:
+        if process.poll() is None:
+            process.kill()
+        process.wait()
+        for pipe in (process.stdin, process.stdout, process.stderr):
+            if pipe is not None:
+                pipe.close()
 
 
 def without_our_variables(**extra: str) -> dict[str, str]:

@@ -46,7 +46,7 @@ from tests.cli.test_cli import (
     check_output,
     environment,
 )
-from tests.conftest import at_scale, read_lines, sigint_as_in_a_terminal
+from tests.conftest import at_scale, read_lines, reaped, sigint_as_in_a_terminal
 
 #: How long a run may take before the test fails instead of hanging.
 LONG_TIMEOUT = 120
@@ -131,19 +131,12 @@ def start(
 
 
 @contextmanager
-def reaped(
-    process: subprocess.Popen[bytes], *, gated: Server | None = None
-) -> Iterator[subprocess.Popen[bytes]]:
-    """Kill ``process`` if it still runs when the block ends (a test failed midway) and read
-    its pipes to their end; then let ``gated``'s held answers go."""
+def released(server: Server) -> Iterator[None]:
+    """Let the answers ``server`` holds go when the block ends, however it ends."""
     try:
-        yield process
+        yield
     finally:
-        if process.poll() is None:
-            process.kill()
-            process.communicate()
-        if gated is not None:
-            gate(gated).release()
+        gate(server).release()
 
 
 def wait_for(condition: Any, what: str, timeout: float = LONG_TIMEOUT) -> None:
@@ -407,16 +400,12 @@ def test_a_signal_while_the_pipe_stays_open_ends_the_run(dedup: Server, signum: 
     # same (closing the input would wait for that read: for ever).
     process = from_a_pipe(dedup.base_url, signal_default(signum))
     assert process.stdin is not None
-    try:
+    with reaped(process):
         process.stdin.write(b'{"name": "first", "categoryId": 1}\n')
         process.stdin.flush()
         wait_for(lambda: len(dedup.store.pets) == 1, "the first record", timeout=TIMEOUT)
-        assert process.stderr is not None
         process.send_signal(signum)
         process.wait(timeout=TIMEOUT)  # the pipe still open
-    finally:
-        if process.poll() is None:
-            process.kill()
         stdout, stderr = process.communicate()
     assert process.returncode == (130 if signum == signal.SIGINT else 143)
     assert len(stdout.splitlines()) == 1
@@ -831,7 +820,7 @@ def test_a_resend_killed_before_its_answer_leaves_the_record_in_doubt(
     gate(plain).hold()
     with (tmp_path / "stdout").open("wb") as stdout:
         process = start(command, plain.base_url, stdout=stdout)
-    with reaped(process, gated=plain):
+    with released(plain), reaped(process):
         wait_for(lambda: len(plain.store.pets) == 1, "the resend to be stored", timeout=TIMEOUT)
         process.send_signal(signal.SIGKILL)
         process.communicate(timeout=TIMEOUT)
@@ -959,21 +948,14 @@ def test_a_torn_last_line_of_the_journal_is_dropped(dedup: Server, tmp_path: Pat
 def test_a_second_run_on_the_same_journal_is_refused_while_the_first_lasts(
     dedup: Server, tmp_path: Path
 ) -> None:
-    source = pets_file(tmp_path / "pets.jsonl", 20)
-    journal = tmp_path / "pets.journal"
+    command, journal = journaled(tmp_path, 20)
     gate(dedup).hold()  # holds the first run up
-    first = start(f"pets create --from-file {source} --journal {journal}", dedup.base_url)
-    try:
+    # The first run, held up, is still running at the end: killed.
+    with released(dedup), reaped(start(command, dedup.base_url)):
         wait_for(lambda: dedup.store.requests, "the first run's first call", timeout=TIMEOUT)
-        second = animalstore(
-            f"pets create --from-file {source} --journal {journal}", dedup.base_url
-        )
+        second = animalstore(command, dedup.base_url)
         assert second.returncode == 2
         assert f"the journal '{journal}' is in use by another run" in second.stderr
-    finally:
-        first.kill()
-        first.communicate()
-        gate(dedup).release()
 
 
 @POSIX_ONLY
@@ -1180,7 +1162,7 @@ def test_a_second_ctrl_c_cuts_the_calls_short_and_they_are_resent_later(
     command, journal = journaled(tmp_path, 10, "--concurrency 2")
     gate(dedup).hold()  # processed, the answers held back
     process = start(command, dedup.base_url)
-    with reaped(process, gated=dedup):
+    with released(dedup), reaped(process):
         wait_for(lambda: len(dedup.store.requests) == 2, "2 calls in flight", timeout=TIMEOUT)
         process.send_signal(signal.SIGINT)
         assert process.stderr is not None
@@ -1297,7 +1279,7 @@ def test_a_closed_stdout_stops_the_run_like_ctrl_c_and_exits_141(
     dedup.store.inject(Fault.delay(0, operation="create"), late)
     gate(dedup).hold(after=1)
     process = start(command, dedup.base_url)  # like `| head -1`: one line read, then gone
-    try:
+    with reaped(process):
         assert process.stdout is not None
         assert process.stderr is not None
         [first] = read_lines(process.stdout, 1, timeout=TIMEOUT)
@@ -1305,12 +1287,6 @@ def test_a_closed_stdout_stops_the_run_like_ctrl_c_and_exits_141(
         gate(dedup).release()
         stderr = process.stderr.read().decode()
         process.wait(timeout=TIMEOUT)
-    finally:
-        if process.poll() is None:
-            process.kill()
-            process.wait()
-        assert process.stderr is not None
-        process.stderr.close()
     check_output(first, stderr)
     assert process.returncode == 141
     assert "stopped early: stdout was closed" in stderr

@@ -36,7 +36,7 @@ from animalstore_client import PetStatusLiteral, __version__
 from animalstore_client._cli import main
 from animalstore_client.testing import FakeAnimalStore
 from tests.cli.in_process import invoke
-from tests.conftest import VirtualClock, read_lines, sigint_as_in_a_terminal
+from tests.conftest import VirtualClock, read_lines, reaped, sigint_as_in_a_terminal
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
@@ -678,7 +678,7 @@ def test_ctrl_c_exits_130_without_a_traceback(silent_listener: socket.socket) ->
         env=environment(url_of(silent_listener), KEY),
         preexec_fn=sigint_as_in_a_terminal,
     )
-    try:
+    with reaped(process):
         silent_listener.settimeout(TIMEOUT)
         connection, _ = silent_listener.accept()  # the command now waits for an answer
         with connection:
@@ -693,10 +693,6 @@ def test_ctrl_c_exits_130_without_a_traceback(silent_listener: socket.socket) ->
                 # how the program then ends.
                 process.send_signal(signal.SIGINT)
                 stdout, stderr = process.communicate(timeout=TIMEOUT)
-    finally:
-        if process.poll() is None:
-            process.kill()
-            process.communicate()
     assert (process.returncode, stdout, stderr) == (130, b"", b"")
 
 
@@ -886,7 +882,7 @@ def test_mock_server_serves_the_commands_until_ctrl_c() -> None:
         env=environment(None, KEY),  # the user's own key is neither used nor shown
         preexec_fn=sigint_as_in_a_terminal,
     )
-    try:
+    with reaped(process):
         assert process.stdout is not None
         url_line, key_line = read_lines(process.stdout, 2, timeout=TIMEOUT)
         assert re.fullmatch(r"export ANIMALSTORE_BASE_URL=http://127\.0\.0\.1:\d+/v1", url_line)
@@ -904,10 +900,6 @@ def test_mock_server_serves_the_commands_until_ctrl_c() -> None:
 
         process.send_signal(signal.SIGINT)
         stdout, stderr = process.communicate(timeout=TIMEOUT)
-    finally:
-        if process.poll() is None:
-            process.kill()
-            process.communicate()
     check_output(stdout.decode(), stderr.decode())
     assert process.returncode == 130
     assert stderr.decode().splitlines() == [
@@ -1136,7 +1128,7 @@ def test_mock_server_takes_a_key_and_misbehaves_as_told(clock: VirtualClock) -> 
         env=environment(None, KEY),
         preexec_fn=sigint_as_in_a_terminal,
     )
-    try:
+    with reaped(process):
         assert process.stdout is not None
         url_line, key_line = read_lines(process.stdout, 2, timeout=TIMEOUT)
         assert key_line == "export ANIMALSTORE_API_KEY=shell-key"
@@ -1156,10 +1148,6 @@ def test_mock_server_takes_a_key_and_misbehaves_as_told(clock: VirtualClock) -> 
 
         process.send_signal(signal.SIGINT)
         _, stderr = process.communicate(timeout=TIMEOUT)
-    finally:
-        if process.poll() is None:
-            process.kill()
-            process.communicate()
     assert stderr.decode().splitlines()[1:4] == [
         "fault 1: the next list request: process it, answer 5 s late",
         "fault 2: the next 2 list requests: answer 503 unavailable"

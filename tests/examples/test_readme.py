@@ -27,7 +27,7 @@ from pathlib import Path
 import attrs
 import pytest
 
-from tests.conftest import read_lines, run_child, sigint_as_in_a_terminal
+from tests.conftest import read_lines, reaped, run_child, sigint_as_in_a_terminal
 from tests.examples.ahead import RunsAhead, session_items
 from tests.examples.documented_installs import (
     GUARD,
@@ -123,26 +123,20 @@ def mock_server() -> Iterator[MockServer]:
         stderr=subprocess.DEVNULL,
         preexec_fn=sigint_as_in_a_terminal,
     )
-    try:
-        assert server.stdout is not None
-        printed = read_lines(server.stdout, 2, timeout=20)
-        for line in printed:
-            command, assignment = shlex.split(line)
-            assert command == "export"
-            name, _, value = assignment.partition("=")
-            env[name] = value
-        assert set(env) >= {"ANIMALSTORE_API_KEY", "ANIMALSTORE_BASE_URL"}
-        yield MockServer(printed, env)
-    finally:
-        server.send_signal(signal.SIGINT)
+    with reaped(server):
         try:
-            server.wait(timeout=10)
-        finally:
-            if server.poll() is None:
-                server.kill()
-                server.wait()
             assert server.stdout is not None
-            server.stdout.close()
+            printed = read_lines(server.stdout, 2, timeout=20)
+            for line in printed:
+                command, assignment = shlex.split(line)
+                assert command == "export"
+                name, _, value = assignment.partition("=")
+                env[name] = value
+            assert set(env) >= {"ANIMALSTORE_API_KEY", "ANIMALSTORE_BASE_URL"}
+            yield MockServer(printed, env)
+        finally:
+            server.send_signal(signal.SIGINT)
+            server.wait(timeout=10)
 
 
 Finished = subprocess.CompletedProcess[str]
