@@ -26,7 +26,7 @@ import sys
 import threading
 import time
 from collections import Counter
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import IO, Any
@@ -45,7 +45,9 @@ from tests.cli.test_cli import (
     Server,
     check_output,
     environment,
+    run_process,
 )
+from tests.cli.test_cli import run as run_in_process
 from tests.conftest import at_scale, read_lines, reaped, sigint_as_in_a_terminal
 
 #: How long a run may take before the test fails instead of hanging.
@@ -77,35 +79,14 @@ def animalstore(
     command: str, base_url: str | None, *, key: str | None = KEY, stderr_terminal: bool = False
 ) -> Run:
     """Run ``animalstore <command>`` to its end, in process (``in_process.invoke``)."""
-    environ = {"ANIMALSTORE_BASE_URL": base_url, "ANIMALSTORE_API_KEY": key}
-    invoked = invoke(shlex.split(command), environ, stderr_terminal=stderr_terminal)
-    run = Run(invoked.returncode, invoked.stdout.decode(), invoked.stderr)
-    check_output(run.stdout, run.stderr)
-    return run
+    result = run_in_process(command, base_url=base_url, key=key, stderr_terminal=stderr_terminal)
+    return Run(result.returncode, result.stdout, result.stderr)
 
 
-def animalstore_process(
-    command: str,
-    base_url: str | None,
-    *,
-    stdin: bytes | None = None,
-    timeout: float = TIMEOUT,
-    launcher: Sequence[str] = DEFAULT_LAUNCHER,
-    key: str | None = KEY,
-) -> Run:
-    """Run ``animalstore <command>`` to its end in a subprocess, stdin from ``stdin`` (none:
-    empty)."""
-    completed = subprocess.run(
-        [*launcher, *shlex.split(command)],
-        input=stdin if stdin is not None else b"",
-        capture_output=True,
-        env=environment(base_url, key),
-        timeout=timeout,
-        check=False,
-    )
-    run = Run(completed.returncode, completed.stdout.decode(), completed.stderr.decode())
-    check_output(run.stdout, run.stderr)
-    return run
+def animalstore_process(command: str, base_url: str, *, stdin: bytes) -> Run:
+    """Run ``animalstore <command>`` to its end in a subprocess, stdin from ``stdin``."""
+    result = run_process(command, base_url=base_url, stdin=stdin)
+    return Run(result.returncode, result.stdout, result.stderr)
 
 
 def start(

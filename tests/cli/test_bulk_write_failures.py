@@ -11,8 +11,6 @@ from __future__ import annotations
 
 import json
 import resource
-import shlex
-import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -20,14 +18,13 @@ import pytest
 
 from tests.cli.test_bulk import Run, animalstore, journal_entries, journaled, pets_file
 from tests.cli.test_cli import (
-    DEFAULT_LAUNCHER,
-    KEY,
+    CLOSED,
     POSIX_ONLY,
-    TIMEOUT,
     Server,
+    animalstore_child,
     check_output,
     emptied,
-    environment,
+    run_process,
     served,
 )
 
@@ -52,18 +49,8 @@ def run_limited(command: str, base_url: str, file_size_limit: int) -> Run:
     def limit() -> None:
         resource.setrlimit(resource.RLIMIT_FSIZE, (file_size_limit, file_size_limit))
 
-    completed = subprocess.run(
-        [*DEFAULT_LAUNCHER, *shlex.split(command)],
-        stdin=subprocess.DEVNULL,
-        capture_output=True,
-        env=environment(base_url, KEY),
-        timeout=TIMEOUT,
-        check=False,
-        preexec_fn=limit,
-    )
-    run = Run(completed.returncode, completed.stdout.decode(), completed.stderr.decode())
-    check_output(run.stdout, run.stderr)
-    return run
+    result = run_process(command, base_url=base_url, preexec_fn=limit)
+    return Run(result.returncode, result.stdout, result.stderr)
 
 
 def write_ends(journal: Path) -> list[int]:
@@ -129,15 +116,7 @@ def test_a_journal_write_that_fails_at_any_point_exits_4_and_a_rerun_finishes(
 def test_stdout_on_a_full_disk_exits_4_and_a_rerun_finishes(dedup: Server, tmp_path: Path) -> None:
     command, journal = journaled(tmp_path, RECORDS)
     with open("/dev/full", "wb") as full:
-        completed = subprocess.run(
-            [*DEFAULT_LAUNCHER, *shlex.split(command)],
-            stdin=subprocess.DEVNULL,
-            stdout=full,
-            stderr=subprocess.PIPE,
-            env=environment(dedup.base_url, KEY),
-            timeout=TIMEOUT,
-            check=False,
-        )
+        completed = animalstore_child(command, dedup.base_url, stdout=full)
     stderr = completed.stderr.decode()
     check_output("", stderr)
 
@@ -152,14 +131,7 @@ def test_stdout_on_a_full_disk_exits_4_and_a_rerun_finishes(dedup: Server, tmp_p
 @POSIX_ONLY
 def test_a_closed_stdout_exits_4_before_anything_is_sent(dedup: Server, tmp_path: Path) -> None:
     command, journal = journaled(tmp_path, RECORDS)
-    completed = subprocess.run(
-        ["sh", "-c", 'exec "$@" >&-', "sh", *DEFAULT_LAUNCHER, *shlex.split(command)],
-        stdin=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        env=environment(dedup.base_url, KEY),
-        timeout=TIMEOUT,
-        check=False,
-    )
+    completed = animalstore_child(command, dedup.base_url, stdout=CLOSED)
     stderr = completed.stderr.decode()
 
     assert completed.returncode == 4, stderr

@@ -24,10 +24,10 @@ import socket
 import subprocess
 import sys
 import warnings
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any
+from typing import IO, Any, Final, Literal
 
 import attrs
 import pytest
@@ -145,21 +145,62 @@ def run(
     return result
 
 
+#: ``stdout=CLOSED``: the command starts with no stdout at all (``>&-``).
+CLOSED: Final = "closed"
+
+
+def animalstore_child(
+    command: str,
+    base_url: str | None,
+    *,
+    key: str | None = KEY,
+    stdin: bytes = b"",
+    stdout: int | IO[bytes] | Literal["closed"] = subprocess.PIPE,
+    launcher: Sequence[str] = DEFAULT_LAUNCHER,
+    preexec_fn: Callable[[], None] | None = None,
+) -> subprocess.CompletedProcess[bytes]:
+    """Run ``animalstore <command>`` in a subprocess to its end, ``command`` split as a shell
+    would; its stderr piped.
+
+    Args:
+        command: the arguments.
+        base_url: ``ANIMALSTORE_BASE_URL`` (``None``: unset).
+        key: ``ANIMALSTORE_API_KEY`` (``None``: unset).
+        stdin: all its input.
+        stdout: a pipe, a file, a descriptor, or ``CLOSED``.
+        launcher: how the command is started.
+        preexec_fn: run in the child before the exec.
+
+    Returns:
+        The finished process.
+    """
+    argv = [*launcher, *shlex.split(command)]
+    if isinstance(stdout, str):  # CLOSED
+        argv, stdout = ["sh", "-c", 'exec "$@" >&-', "sh", *argv], subprocess.DEVNULL
+    return subprocess.run(
+        argv,
+        input=stdin,
+        stdout=stdout,
+        stderr=subprocess.PIPE,
+        env=environment(base_url, key),
+        timeout=TIMEOUT,
+        check=False,
+        preexec_fn=preexec_fn,
+    )
+
+
 def run_process(
     command: str,
     *,
     base_url: str | None,
     key: str | None = KEY,
+    stdin: bytes = b"",
     launcher: Sequence[str] = DEFAULT_LAUNCHER,
-    **extra_env: str,
+    preexec_fn: Callable[[], None] | None = None,
 ) -> Result:
-    """Run ``animalstore <command>`` in a subprocess, split as a shell would; check its output."""
-    completed = subprocess.run(
-        [*launcher, *shlex.split(command)],
-        capture_output=True,
-        env=environment(base_url, key, **extra_env),
-        timeout=TIMEOUT,
-        check=False,
+    """Run ``animalstore <command>`` in a subprocess (``animalstore_child``); check its output."""
+    completed = animalstore_child(
+        command, base_url, key=key, stdin=stdin, launcher=launcher, preexec_fn=preexec_fn
     )
     result = Result(
         completed.returncode, completed.stdout.decode("utf-8"), completed.stderr.decode("utf-8")
@@ -702,14 +743,7 @@ def test_a_closed_pipe_ends_quietly(api: Server) -> None:
     read_end, write_end = os.pipe()
     os.close(read_end)  # like `animalstore pets list | head -0`
     try:
-        completed = subprocess.run(
-            [*DEFAULT_LAUNCHER, "pets", "list"],
-            stdout=write_end,
-            stderr=subprocess.PIPE,
-            env=environment(api.base_url, KEY),
-            timeout=TIMEOUT,
-            check=False,
-        )
+        completed = animalstore_child("pets list", api.base_url, stdout=write_end)
     finally:
         os.close(write_end)
     assert completed.returncode == 141
@@ -720,14 +754,7 @@ def test_a_closed_pipe_ends_quietly(api: Server) -> None:
 def test_a_full_disk_is_one_error_line_and_exit_4(api: Server) -> None:
     rex(api)
     with open("/dev/full", "wb") as full:
-        completed = subprocess.run(
-            [*DEFAULT_LAUNCHER, "pets", "list"],
-            stdout=full,
-            stderr=subprocess.PIPE,
-            env=environment(api.base_url, KEY),
-            timeout=TIMEOUT,
-            check=False,
-        )
+        completed = animalstore_child("pets list", api.base_url, stdout=full)
     assert completed.returncode == 4
     assert completed.stderr.decode() == (
         "error: cannot write the result to stdout: No space left on device\n"
@@ -736,13 +763,7 @@ def test_a_full_disk_is_one_error_line_and_exit_4(api: Server) -> None:
 
 def test_a_closed_stdout_is_one_error_line_and_exit_4(api: Server) -> None:
     rex(api)
-    completed = subprocess.run(
-        ["sh", "-c", 'exec "$@" >&-', "sh", *DEFAULT_LAUNCHER, "pets", "list"],
-        stderr=subprocess.PIPE,
-        env=environment(api.base_url, KEY),
-        timeout=TIMEOUT,
-        check=False,
-    )
+    completed = animalstore_child("pets list", api.base_url, stdout=CLOSED)
     assert completed.returncode == 4
     assert completed.stderr.decode() == "error: cannot write the result: stdout is closed\n"
     assert len(api.store.requests) == 1  # the call was made; only its output was lost
