@@ -12,21 +12,18 @@ import errno
 import gc
 import os
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Coroutine, Sequence
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from animalstore_client._cli import journal as journal_module
-from animalstore_client._cli.journal import Entry, Header, Journal
+from animalstore_client._cli.journal import Journal
+from tests.cli.test_journal import HEADER, started
 
-HEADER = Header("http://127.0.0.1:1/v1/", "pets.jsonl", "jsonl")
 #: The most seconds a step waits for another; a hang fails the test instead of the run.
 WAIT = 10.0
-
-
-def started(line: int) -> Entry:
-    return Entry(line, f"key-{line}", f"digest-{line}", "started")
 
 
 class HeldFlushes:
@@ -68,6 +65,23 @@ class HeldFlushes:
         assert not returned, f"{len(returned)} returned before flush {index} began"
 
 
+def run_then_close(
+    main: Callable[[], Coroutine[Any, Any, None]],
+    journal: Journal,
+    flushes: HeldFlushes | None = None,
+) -> None:
+    """Run ``main`` on a loop of its own; then, however it ended, let every flush ``flushes``
+    holds go (no thread is left held) and close ``journal`` (no flush after one failed: what it
+    holds is not trusted)."""
+    try:
+        asyncio.run(main())
+    finally:
+        if flushes is not None:
+            for release in flushes.release:
+                release.set()
+        journal.close()
+
+
 def test_a_key_written_while_a_flush_runs_is_durable_only_after_the_next_flush(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -95,12 +109,7 @@ def test_a_key_written_while_a_flush_runs_is_durable_only_after_the_next_flush(
         await second_durable
         assert journal.fsyncs == 2
 
-    try:
-        asyncio.run(main())
-    finally:
-        for release in flushes.release:
-            release.set()  # never leave a thread held
-        journal.close()
+    run_then_close(main, journal, flushes)
 
 
 def test_every_caller_of_a_flush_in_progress_shares_the_next_one(
@@ -126,12 +135,7 @@ def test_every_caller_of_a_flush_in_progress_shares_the_next_one(
         assert flushes.sizes[1] == written  # one flush for the ten written during the first
         assert journal.fsyncs == 2
 
-    try:
-        asyncio.run(main())
-    finally:
-        for release in flushes.release:
-            release.set()
-        journal.close()
+    run_then_close(main, journal, flushes)
 
 
 def test_flush_ahead_starts_the_flush_that_durable_then_waits_for(
@@ -157,12 +161,7 @@ def test_flush_ahead_starts_the_flush_that_durable_then_waits_for(
         assert not await asyncio.to_thread(flushes.began[1].wait, 0.3)
         assert journal.fsyncs == 1
 
-    try:
-        asyncio.run(main())
-    finally:
-        for release in flushes.release:
-            release.set()
-        journal.close()
+    run_then_close(main, journal, flushes)
     assert len(flushes.sizes) == 1
 
 
@@ -189,11 +188,7 @@ def test_flush_ahead_after_a_failed_write_flushes_nothing(
         began = await asyncio.to_thread(flushes.began[0].wait, 0.5)
         assert not began
 
-    try:
-        asyncio.run(main())
-    finally:
-        flushes.release[0].set()
-        journal.close()
+    run_then_close(main, journal, flushes)
     assert flushes.sizes == []
     assert journal.fsyncs == 0
 
@@ -227,10 +222,7 @@ def test_a_failed_flush_fails_every_later_durable_and_append_without_another_flu
             journal.append(started(2))
         assert appended.value is first.value
 
-    try:
-        asyncio.run(main())
-    finally:
-        journal.close()  # no flush: what the journal holds is not trusted
+    run_then_close(main, journal)
     assert len(raised) == 1  # one flush tried, not one per call
     assert journal.fsyncs == 0
 
@@ -261,9 +253,6 @@ def test_a_failed_flush_that_no_one_waited_for_is_not_reported_as_lost(
         with pytest.raises(OSError, match="Input/output error"):
             journal.append(started(2))
 
-    try:
-        asyncio.run(main())
-    finally:
-        journal.close()
+    run_then_close(main, journal)
     assert len(raised) == 1
     assert reported == []
