@@ -26,13 +26,34 @@ from tests.cli.test_journal import HEADER, started
 WAIT = 10.0
 
 
-class HeldFlushes:
+class OpenJournal:
+    """A new journal, ``journal`` at ``path``, and how to run a test's steps on it (``run``)."""
+
+    def __init__(self, tmp_path: Path) -> None:
+        self.path = tmp_path / "j"
+        self.journal = Journal.open(str(self.path), HEADER)
+
+    def run(self, main: Callable[[], Coroutine[Any, Any, None]]) -> None:
+        """Run ``main`` on a loop of its own; then, however it ended, let every held flush go
+        (no thread is left held) and close the journal (no flush after one failed: what it
+        holds is not trusted)."""
+        try:
+            asyncio.run(main())
+        finally:
+            self.let_go()
+            self.journal.close()
+
+    def let_go(self) -> None:
+        """Let every flush held go: none is, here."""
+
+
+class HeldFlushes(OpenJournal):
     """Wraps the real flush: notes the file's size as each flush begins, then holds it.
 
     ``began[n]`` is set once flush ``n`` has noted its size; it ends once ``release[n]`` is.
     """
 
-    def __init__(self, monkeypatch: pytest.MonkeyPatch, count: int) -> None:
+    def __init__(self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, count: int) -> None:
         self.sizes: list[int] = []
         self.began = [threading.Event() for _ in range(count)]
         self.release = [threading.Event() for _ in range(count)]
@@ -46,6 +67,11 @@ class HeldFlushes:
             real(fd)
 
         monkeypatch.setattr(journal_module, "_flush_to_disk", held)
+        super().__init__(tmp_path)
+
+    def let_go(self) -> None:
+        for release in self.release:
+            release.set()
 
     async def wait_began(self, index: int) -> None:
         """Wait, without blocking the loop, until flush ``index`` has begun."""
@@ -65,194 +91,168 @@ class HeldFlushes:
         assert not returned, f"{len(returned)} returned before flush {index} began"
 
 
-def run_then_close(
-    main: Callable[[], Coroutine[Any, Any, None]],
-    journal: Journal,
-    flushes: HeldFlushes | None = None,
-) -> None:
-    """Run ``main`` on a loop of its own; then, however it ended, let every flush ``flushes``
-    holds go (no thread is left held) and close ``journal`` (no flush after one failed: what it
-    holds is not trusted)."""
-    try:
-        asyncio.run(main())
-    finally:
-        if flushes is not None:
-            for release in flushes.release:
-                release.set()
-        journal.close()
+@pytest.fixture
+def held(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> HeldFlushes:
+    """A new journal whose first two flushes to disk are held."""
+    return HeldFlushes(tmp_path, monkeypatch, 2)
 
 
 def test_a_key_written_while_a_flush_runs_is_durable_only_after_the_next_flush(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    held: HeldFlushes,
 ) -> None:
-    flushes = HeldFlushes(monkeypatch, 2)
-    path = tmp_path / "j"
-    journal = Journal.open(str(path), HEADER)
     sizes: dict[int, int] = {}  # line -> the file's size once its entry was written
 
     async def main() -> None:
-        first = journal.append(started(1))
-        sizes[1] = path.stat().st_size
-        first_durable = asyncio.ensure_future(journal.durable(first))
-        await flushes.wait_began(0)  # the first flush runs, and covers entry 1 only
-        second = journal.append(started(2))
-        sizes[2] = path.stat().st_size
-        second_durable = asyncio.ensure_future(journal.durable(second))
+        first = held.journal.append(started(1))
+        sizes[1] = held.path.stat().st_size
+        first_durable = asyncio.ensure_future(held.journal.durable(first))
+        await held.wait_began(0)  # the first flush runs, and covers entry 1 only
+        second = held.journal.append(started(2))
+        sizes[2] = held.path.stat().st_size
+        second_durable = asyncio.ensure_future(held.journal.durable(second))
         await asyncio.sleep(0)  # it waits on the flush in progress
-        flushes.release[0].set()
+        held.release[0].set()
         await first_durable
         # Its entry was written after the first flush began: only a second one covers it.
-        await flushes.next_began_before(1, [second_durable])
-        assert flushes.sizes == [sizes[1], sizes[2]]
+        await held.next_began_before(1, [second_durable])
+        assert held.sizes == [sizes[1], sizes[2]]
         assert not second_durable.done()
-        flushes.release[1].set()
+        held.release[1].set()
         await second_durable
-        assert journal.fsyncs == 2
+        assert held.journal.fsyncs == 2
 
-    run_then_close(main, journal, flushes)
+    held.run(main)
 
 
-def test_every_caller_of_a_flush_in_progress_shares_the_next_one(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    flushes = HeldFlushes(monkeypatch, 2)
-    path = tmp_path / "j"
-    journal = Journal.open(str(path), HEADER)
-
+def test_every_caller_of_a_flush_in_progress_shares_the_next_one(held: HeldFlushes) -> None:
     async def main() -> None:
-        first = asyncio.ensure_future(journal.durable(journal.append(started(1))))
-        await flushes.wait_began(0)
+        first = asyncio.ensure_future(held.journal.durable(held.journal.append(started(1))))
+        await held.wait_began(0)
         late = [
-            asyncio.ensure_future(journal.durable(journal.append(started(line))))
+            asyncio.ensure_future(held.journal.durable(held.journal.append(started(line))))
             for line in range(2, 12)
         ]
-        written = path.stat().st_size
-        flushes.release[0].set()
+        written = held.path.stat().st_size
+        held.release[0].set()
         await first
-        await flushes.next_began_before(1, late)
-        flushes.release[1].set()
+        await held.next_began_before(1, late)
+        held.release[1].set()
         await asyncio.gather(*late)
-        assert flushes.sizes[1] == written  # one flush for the ten written during the first
-        assert journal.fsyncs == 2
+        assert held.sizes[1] == written  # one flush for the ten written during the first
+        assert held.journal.fsyncs == 2
 
-    run_then_close(main, journal, flushes)
+    held.run(main)
 
 
-def test_flush_ahead_starts_the_flush_that_durable_then_waits_for(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    flushes = HeldFlushes(monkeypatch, 2)
-    path = tmp_path / "j"
-    journal = Journal.open(str(path), HEADER)
-
+def test_flush_ahead_starts_the_flush_that_durable_then_waits_for(held: HeldFlushes) -> None:
     async def main() -> None:
-        journal.flush_ahead()  # nothing written: nothing to flush
-        assert not await asyncio.to_thread(flushes.began[0].wait, 0.3)
-        ticket = journal.append(started(1), started(2))
-        written = path.stat().st_size
-        journal.flush_ahead()
-        await flushes.wait_began(0)  # begun with no one waiting for it
-        journal.flush_ahead()  # one is running: no second one
-        waiter = asyncio.ensure_future(journal.durable(ticket))
-        flushes.release[0].set()
+        held.journal.flush_ahead()  # nothing written: nothing to flush
+        assert not await asyncio.to_thread(held.began[0].wait, 0.3)
+        ticket = held.journal.append(started(1), started(2))
+        written = held.path.stat().st_size
+        held.journal.flush_ahead()
+        await held.wait_began(0)  # begun with no one waiting for it
+        held.journal.flush_ahead()  # one is running: no second one
+        waiter = asyncio.ensure_future(held.journal.durable(ticket))
+        held.release[0].set()
         await waiter
-        assert flushes.sizes == [written]
-        journal.flush_ahead()  # all on disk: nothing to flush
-        assert not await asyncio.to_thread(flushes.began[1].wait, 0.3)
-        assert journal.fsyncs == 1
+        assert held.sizes == [written]
+        held.journal.flush_ahead()  # all on disk: nothing to flush
+        assert not await asyncio.to_thread(held.began[1].wait, 0.3)
+        assert held.journal.fsyncs == 1
 
-    run_then_close(main, journal, flushes)
-    assert len(flushes.sizes) == 1
+    held.run(main)
+    assert len(held.sizes) == 1
 
 
 @pytest.mark.skipif(os.name != "posix", reason="needs RLIMIT_FSIZE")
-def test_flush_ahead_after_a_failed_write_flushes_nothing(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_flush_ahead_after_a_failed_write_flushes_nothing(held: HeldFlushes) -> None:
     import resource
 
-    flushes = HeldFlushes(monkeypatch, 1)
-    journal = Journal.open(str(tmp_path / "j"), HEADER)
     soft, hard = resource.getrlimit(resource.RLIMIT_FSIZE)
 
     async def main() -> None:
-        journal.append(started(1))  # written, not yet flushed
-        size = (tmp_path / "j").stat().st_size
+        held.journal.append(started(1))  # written, not yet flushed
+        size = held.path.stat().st_size
         resource.setrlimit(resource.RLIMIT_FSIZE, (size + 10, hard))
         try:
             with pytest.raises(OSError, match="File too large"):
-                journal.append(started(2))
+                held.journal.append(started(2))
         finally:
             resource.setrlimit(resource.RLIMIT_FSIZE, (soft, hard))
-        journal.flush_ahead()  # what the journal holds is no longer known: no flush
-        began = await asyncio.to_thread(flushes.began[0].wait, 0.5)
+        held.journal.flush_ahead()  # what the journal holds is no longer known: no flush
+        began = await asyncio.to_thread(held.began[0].wait, 0.5)
         assert not began
 
-    run_then_close(main, journal, flushes)
-    assert flushes.sizes == []
-    assert journal.fsyncs == 0
+    held.run(main)
+    assert held.sizes == []
+    assert held.journal.fsyncs == 0
 
 
-def failing_flushes(monkeypatch: pytest.MonkeyPatch) -> list[OSError]:
-    """Make every flush to disk fail, as a disk that reports an I/O error; note each failure."""
-    raised: list[OSError] = []
+class FailingFlushes(OpenJournal):
+    """A new journal whose every flush to disk fails, as on a disk that reports an I/O error;
+    each failure noted in ``raised``."""
 
-    def failing(fd: int) -> None:
-        raised.append(OSError(errno.EIO, "Input/output error"))
-        raise raised[-1]
+    def __init__(self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+        self.raised: list[OSError] = []
 
-    monkeypatch.setattr(journal_module, "_flush_to_disk", failing)
-    return raised
+        def failing(fd: int) -> None:
+            self.raised.append(OSError(errno.EIO, "Input/output error"))
+            raise self.raised[-1]
+
+        monkeypatch.setattr(journal_module, "_flush_to_disk", failing)
+        super().__init__(tmp_path)
+
+
+@pytest.fixture
+def failing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> FailingFlushes:
+    """A new journal whose every flush to disk fails."""
+    return FailingFlushes(tmp_path, monkeypatch)
 
 
 def test_a_failed_flush_fails_every_later_durable_and_append_without_another_flush(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    failing: FailingFlushes,
 ) -> None:
-    raised = failing_flushes(monkeypatch)
-    journal = Journal.open(str(tmp_path / "j"), HEADER)
-
     async def main() -> None:
-        ticket = journal.append(started(1))
+        ticket = failing.journal.append(started(1))
         with pytest.raises(OSError, match="Input/output error") as first:
-            await journal.durable(ticket)
+            await failing.journal.durable(ticket)
         with pytest.raises(OSError, match="Input/output error") as again:
-            await journal.durable(ticket)
+            await failing.journal.durable(ticket)
         assert again.value is first.value
         with pytest.raises(OSError, match="Input/output error") as appended:
-            journal.append(started(2))
+            failing.journal.append(started(2))
         assert appended.value is first.value
 
-    run_then_close(main, journal)
-    assert len(raised) == 1  # one flush tried, not one per call
-    assert journal.fsyncs == 0
+    failing.run(main)
+    assert len(failing.raised) == 1  # one flush tried, not one per call
+    assert failing.journal.fsyncs == 0
 
 
 def test_a_failed_flush_that_no_one_waited_for_is_not_reported_as_lost(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    failing: FailingFlushes,
 ) -> None:
     # flush_ahead() keeps the failure for the next append or durable to raise; asyncio must not
     # report it as an exception never retrieved (nor a callback of the flush fail).
-    raised = failing_flushes(monkeypatch)
-    journal = Journal.open(str(tmp_path / "j"), HEADER)
     reported: list[dict[str, object]] = []
 
     async def main() -> None:
         asyncio.get_running_loop().set_exception_handler(
             lambda loop, context: reported.append(context)
         )
-        journal.append(started(1))
-        journal.flush_ahead()
+        failing.journal.append(started(1))
+        failing.journal.flush_ahead()
         for _ in range(500):  # until the flush has failed: 5 s at most
             await asyncio.sleep(0.01)
-            if raised:
+            if failing.raised:
                 break
         for _ in range(3):  # its callbacks, then the task is let go
             await asyncio.sleep(0)
         gc.collect()
         await asyncio.sleep(0)
         with pytest.raises(OSError, match="Input/output error"):
-            journal.append(started(2))
+            failing.journal.append(started(2))
 
-    run_then_close(main, journal)
-    assert len(raised) == 1
+    failing.run(main)
+    assert len(failing.raised) == 1
     assert reported == []
