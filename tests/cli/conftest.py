@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import socket
+from collections.abc import Iterator
 
 import pytest
+
+from tests.cli.test_cli import Server, emptied, served
 
 
 @pytest.fixture
@@ -14,3 +17,15 @@ def closed_port() -> int:
         sock.bind(("127.0.0.1", 0))
         port: int = sock.getsockname()[1]
     return port
+
+
+@pytest.fixture(scope="module")
+def server() -> Iterator[Server]:
+    """A store that takes ``KEY``, served to the tests of a module."""
+    yield from served()
+
+
+@pytest.fixture
+def api(server: Server) -> Server:
+    """The module's served store, emptied for this test."""
+    return emptied(server)

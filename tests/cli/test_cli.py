@@ -222,16 +222,6 @@ def emptied(server: Server) -> Server:
     return server
 
 
-@pytest.fixture(scope="module")
-def server() -> Iterator[Server]:
-    yield from served()
-
-
-@pytest.fixture
-def api(server: Server) -> Server:
-    return emptied(server)
-
-
 @pytest.fixture
 def silent_listener() -> Iterator[socket.socket]:
     """A socket that accepts connections (in the backlog) but never answers."""

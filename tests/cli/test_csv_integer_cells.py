@@ -8,16 +8,14 @@ look at the cell before ``int()`` does.
 from __future__ import annotations
 
 import io
-from collections.abc import Iterator
 from pathlib import Path
 
-import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from animalstore_client._cli.records import Invalid, Record, read_records
 from tests.cli.test_bulk import animalstore
-from tests.cli.test_cli import Server, emptied, served
+from tests.cli.test_cli import Server
 
 INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
 #: Past CPython's default limit on converting a string of digits to an int (4,300).
@@ -71,16 +69,6 @@ def test_any_category_cell_gives_a_record_or_an_invalid_line_and_reading_goes_on
         assert isinstance(item, Invalid)
         assert item.line == 3
         assert "categoryId" in item.message
-
-
-@pytest.fixture(scope="module")
-def served_store() -> Iterator[Server]:
-    yield from served()
-
-
-@pytest.fixture
-def api(served_store: Server) -> Server:
-    return emptied(served_store)
 
 
 def test_a_category_of_5000_digits_is_an_invalid_line_and_the_others_are_created(
