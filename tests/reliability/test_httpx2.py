@@ -12,6 +12,7 @@ import asyncio
 import subprocess
 import sys
 import textwrap
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, cast
 
@@ -139,20 +140,25 @@ def test_views_are_httpx_objects_with_the_key_redacted(
 
 
 def test_a_client_of_the_wrong_kind_is_refused_with_both_names(httpx2: Any) -> None:
-    async_http = httpx2.AsyncClient()
-    with pytest.raises(TypeError) as caught:
-        Client(api_key=API_KEY, http_client=async_http)
-    assert str(caught.value) == (
-        "http_client must be an httpx.Client or an httpx2.Client; "
-        "got httpx2.AsyncClient, which AsyncClient takes"
-    )
-    sync_http = httpx2.Client()
-    with pytest.raises(TypeError) as caught:
-        AsyncClient(api_key=API_KEY, http_client=sync_http)
-    assert str(caught.value) == (
-        "http_client must be an httpx.AsyncClient, an httpx2.AsyncClient or an "
-        "aiohttp.ClientSession; got httpx2.Client, which Client takes"
-    )
+    async_http, sync_http = httpx2.AsyncClient(), httpx2.Client()
+    refusals: list[tuple[Callable[..., object], object, str]] = [
+        (
+            Client,
+            async_http,
+            "http_client must be an httpx.Client or an httpx2.Client; "
+            "got httpx2.AsyncClient, which AsyncClient takes",
+        ),
+        (
+            AsyncClient,
+            sync_http,
+            "http_client must be an httpx.AsyncClient, an httpx2.AsyncClient or an "
+            "aiohttp.ClientSession; got httpx2.Client, which Client takes",
+        ),
+    ]
+    for client_class, http, message in refusals:
+        with pytest.raises(TypeError) as caught:
+            client_class(api_key=API_KEY, http_client=http)
+        assert str(caught.value) == message
     with pytest.raises(TypeError, match=r"; got builtins\.object$"):
         Client(api_key=API_KEY, http_client=cast(Any, object()))
     sync_http.close()
