@@ -16,7 +16,7 @@ import json
 import socket
 import warnings
 from collections.abc import Callable, Iterator
-from typing import Any
+from typing import Any, TypeVar
 
 import httpx
 import pytest
@@ -131,6 +131,25 @@ class Api(SharedApi):
     def with_options(self, **options: Any) -> Api:
         """The same calls through ``with_options(**options)``'s copy of the client."""
         return Api(self.target.with_options(**options), self._loop, self.kind)
+
+
+_Error = TypeVar("_Error", bound=BaseException)
+
+
+def raised_exactly(error: type[_Error], call: Callable[[], object]) -> _Error:
+    """What ``call()`` raises: an ``error`` itself, not one of its subclasses (else the test fails).
+
+    Args:
+        error: the class expected.
+        call: what must raise it.
+
+    Returns:
+        The exception raised.
+    """
+    with pytest.raises(error) as caught:
+        call()
+    assert type(caught.value) is error
+    return caught.value
 
 
 @pytest.fixture

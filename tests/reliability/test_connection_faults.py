@@ -29,6 +29,7 @@ from tests.reliability.conftest import (
     close_in,
     exception_chain,
     free_port,
+    raised_exactly,
 )
 from tests.reliability.faultserver import (
     Action,
@@ -135,10 +136,8 @@ def test_create_pet_is_retried_when_the_connection_was_never_made(
 ) -> None:
     api = make_client(f"http://127.0.0.1:{free_port()}/v1", max_retries=2)
 
-    with pytest.raises(APIConnectionError) as caught:
-        api.create_pet(name="Rex", category_id=3)
+    raised_exactly(APIConnectionError, lambda: api.create_pet(name="Rex", category_id=3))
 
-    assert type(caught.value) is APIConnectionError
     assert len(sleeps) == 2  # nothing was sent, so retrying cannot duplicate the pet
 
 
@@ -370,11 +369,9 @@ def test_a_refused_connection_reads_the_same_on_every_client_and_backend(
     url = f"http://{host}:{free_port()}/v1"
     api = make_client(url, max_retries=0)
 
-    with pytest.raises(APIConnectionError) as caught:
-        api.list_pets()
+    error = raised_exactly(APIConnectionError, api.list_pets)
 
-    assert type(caught.value) is APIConnectionError
-    assert str(caught.value) == (
+    assert str(error) == (
         f"GET {url}/pets failed: ConnectionRefusedError: connection refused "
         "(nothing accepts connections at that address)" + NOT_SENT
     )

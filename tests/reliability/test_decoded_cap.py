@@ -22,7 +22,7 @@ from animalstore_client import APIConnectionError, Pet, ResponseTooLargeError
 from animalstore_client._core.decoding import coded_limit
 from animalstore_client._core.wire import REDACTED
 from tests.conftest import VirtualClock
-from tests.reliability.conftest import PET, Api
+from tests.reliability.conftest import PET, Api, raised_exactly
 from tests.reliability.faultserver import FaultServer, Raw, Reply
 
 CAP = 1000
@@ -144,16 +144,14 @@ def test_a_transfer_coding_other_than_chunked_alone_is_refused_alike_and_not_ret
     server.script(Raw(head + body), Raw(head + body))
     client = make_client(server, max_retries=1)
 
-    with pytest.raises(APIConnectionError) as caught:
-        client.list_pets()
+    error = raised_exactly(APIConnectionError, client.list_pets)
 
-    assert type(caught.value) is APIConnectionError
-    assert str(caught.value) == (
+    assert str(error) == (
         f"GET {server.base_url}/pets failed: the response's Transfer-Encoding is not chunked "
         "alone, the only transfer coding the SDK reads (RFC 9112, section 6); a server "
         "compresses a body with Content-Encoding"
     )
-    request = caught.value.request
+    request = error.request
     assert (request.method, str(request.url), request.headers["authorization"]) == (
         "GET",
         f"{server.base_url}/pets",

@@ -23,7 +23,7 @@ from animalstore_client import (
     Pet,
     PetStatus,
 )
-from tests.reliability.conftest import PET, Api, json_bytes
+from tests.reliability.conftest import PET, Api, json_bytes, raised_exactly
 from tests.reliability.faultserver import FaultServer, Raw, Reply
 
 REX = Pet(id=1, name="Rex", category_id=3, status=PetStatus.AVAILABLE)
@@ -322,11 +322,9 @@ def test_a_status_beyond_5xx_is_a_plain_apistatuserror(
     server.script(Reply(status, json={"code": "odd", "message": "odd", "status": status}))
     api = make_client(server, max_retries=2)
 
-    with pytest.raises(APIStatusError) as caught:
-        api.list_pets()
+    error = raised_exactly(APIStatusError, api.list_pets)
 
-    assert type(caught.value) is APIStatusError
-    assert caught.value.status_code == status
+    assert error.status_code == status
     assert len(server.requests) == 1
 
 

@@ -36,6 +36,7 @@ from tests.reliability.conftest import (
     exception_chain,
     free_port,
     new_http_client,
+    raised_exactly,
 )
 from tests.reliability.faultserver import Action, FaultServer, Hangup, Raw, Reply, Reset
 
@@ -182,10 +183,8 @@ def test_the_key_is_in_no_log_record_exception_or_repr(
         shown.append(repr(result))
         assert result in ([REX], REX)
     else:
-        with pytest.raises(error_class) as caught:
-            api.invoke(operation)
-        assert type(caught.value) is error_class
-        shown.extend(texts_of(caught.value))
+        error = raised_exactly(error_class, lambda: api.invoke(operation))
+        shown.extend(texts_of(error))
 
     records = debug_logs.records
     shown.extend(texts_of_records(records))
@@ -229,11 +228,9 @@ def test_the_default_client_does_not_follow_redirects(
     server.script(Reply(status, headers={"Location": f"{elsewhere.base_url}/pets"}))
     api = make_client(server, max_retries=2)
 
-    with pytest.raises(APIStatusError) as caught:
-        api.list_pets()
+    error = raised_exactly(APIStatusError, api.list_pets)
 
-    assert type(caught.value) is APIStatusError
-    assert caught.value.status_code == status
+    assert error.status_code == status
     assert len(server.requests) == 1
     assert elsewhere.requests == []
 

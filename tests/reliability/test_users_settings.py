@@ -36,6 +36,7 @@ from tests.reliability.conftest import (
     error_body,
     json_bytes,
     new_http_client,
+    raised_exactly,
 )
 from tests.reliability.faultserver import FaultServer, Raw, Reply
 from tests.reliability.test_secrets import texts_of
@@ -71,15 +72,12 @@ def test_an_answer_in_an_encoding_the_sdk_did_not_ask_for_is_refused_unread(
     # The body is not valid in that coding either: it is never decoded, so it never matters.
     server.default = Reply(200, body=b"\x00" * 64, headers=[("Content-Encoding", encoding)])
     api = make_client(server)
-    with pytest.raises(APIConnectionError) as caught:
-        api.list_pets()
-    assert type(caught.value) is APIConnectionError
-    assert f"encoded as {encoding!r}, which the SDK did not ask for" in str(caught.value) or (
-        encoding == "br, br"
-        and "undoes at most 2 content codings, br at most once" in str(caught.value)
+    error = raised_exactly(APIConnectionError, api.list_pets)
+    assert f"encoded as {encoding!r}, which the SDK did not ask for" in str(error) or (
+        encoding == "br, br" and "undoes at most 2 content codings, br at most once" in str(error)
     )
     assert len(server.requests) == 1  # fatal: the same answer would come again
-    assert caught.value.request.headers["authorization"] == "[redacted]"
+    assert error.request.headers["authorization"] == "[redacted]"
 
 
 # -- a user's aiohttp session -----------------------------------------------------------------
