@@ -39,6 +39,16 @@ def options(*, timeout: float, deadline: float) -> Any:
     )
 
 
+def list_call(*, timeout: float, deadline: float, pause: Pause | None = None) -> Call[Any]:
+    """A ``list_pets`` call with ``options(timeout=..., deadline=...)``, its client family's
+    ``pause`` if given."""
+    return Call(
+        ops.list_pets(limit=None, status=None),
+        options(timeout=timeout, deadline=deadline),
+        pause=pause,
+    )
+
+
 OPTIONS = options(timeout=30.0, deadline=0.05)
 
 
@@ -70,7 +80,7 @@ def test_an_attempts_own_timeout_at_the_deadline_is_reported_as_the_deadline() -
 
 
 def test_a_timeout_before_the_deadline_is_retried_as_usual() -> None:
-    call = Call(ops.list_pets(limit=None, status=None), options(timeout=1.0, deadline=60))
+    call = list_call(timeout=1.0, deadline=60)
     call.begin()
 
     delay = call.after(read_timeout(call))
@@ -84,9 +94,7 @@ def test_a_retry_that_the_client_familys_pause_outlasts_is_refused_without_a_wai
     # own backoff (half a second) fits in its deadline, the pause does not: the call fails at
     # once with its own error, instead of sleeping its backoff to learn that.
     pause = Pause()
-    call = Call(
-        ops.list_pets(limit=None, status=None), options(timeout=1.0, deadline=10.0), pause=pause
-    )
+    call = list_call(timeout=1.0, deadline=10.0, pause=pause)
     call.begin()
     pause.extend(30.0)
 
@@ -115,7 +123,7 @@ def test_the_time_left_runs_down_to_nothing_at_the_deadline_and_stays_there(
     clock: StoppedClock,
 ) -> None:
     # What a client gives an attempt to finish in (``send_within``, anyio's ``move_on_after``).
-    call = Call(ops.list_pets(limit=None, status=None), options(timeout=30.0, deadline=2.0))
+    call = list_call(timeout=30.0, deadline=2.0)
 
     clock.now += 0.5
     assert call.remaining() == 1.5
@@ -128,7 +136,7 @@ def test_the_time_left_runs_down_to_nothing_at_the_deadline_and_stays_there(
 def test_a_timeout_that_fires_at_the_very_instant_of_the_deadline_is_the_deadlines(
     clock: StoppedClock,
 ) -> None:
-    call = Call(ops.list_pets(limit=None, status=None), options(timeout=30.0, deadline=2.0))
+    call = list_call(timeout=30.0, deadline=2.0)
     call.begin()
     clock.now += 2.0
 
@@ -141,7 +149,7 @@ def test_a_retry_that_would_start_at_the_very_instant_of_the_deadline_is_not_mad
     clock: StoppedClock,
 ) -> None:
     # It would have no time at all: the answer's own error, at once.
-    call = Call(ops.list_pets(limit=None, status=None), options(timeout=30.0, deadline=2.0))
+    call = list_call(timeout=30.0, deadline=2.0)
     call.begin()
 
     with pytest.raises(InternalServerError) as caught:
@@ -154,9 +162,7 @@ def test_a_pause_that_ends_at_the_very_instant_of_the_deadline_leaves_no_time(
     clock: StoppedClock,
 ) -> None:
     pause = Pause()
-    call = Call(
-        ops.list_pets(limit=None, status=None), options(timeout=30.0, deadline=2.0), pause=pause
-    )
+    call = list_call(timeout=30.0, deadline=2.0, pause=pause)
     pause.extend(2.0)
 
     with pytest.raises(APITimeoutError) as caught:
@@ -191,7 +197,7 @@ def test_a_retry_whose_sleep_overran_the_deadline_ends_in_the_deadlines_error(
     # overran it (a busy machine): no pause holds the call back, so the attempt starts with
     # no time at all, the client sends nothing (``send_within(0)`` is ``None``), and the call
     # says the deadline passed, rather than blaming the answer a retry was due for.
-    call = Call(ops.list_pets(limit=None, status=None), options(timeout=30.0, deadline=2.0))
+    call = list_call(timeout=30.0, deadline=2.0)
     call.begin()
     delay = call.after(unavailable())  # no Retry-After: the call's own backoff
     assert delay is not None
@@ -211,9 +217,7 @@ def test_a_retry_that_a_later_pause_outlasts_gives_the_last_answers_error(
     # got a 429 asking for 30 s, more than the deadline leaves: the call fails at once, with
     # the error of the answer it got, as when its own answer asks for too long a wait.
     pause = Pause()
-    call = Call(
-        ops.list_pets(limit=None, status=None), options(timeout=30.0, deadline=10.0), pause=pause
-    )
+    call = list_call(timeout=30.0, deadline=10.0, pause=pause)
     call.begin()
     assert call.after(unavailable()) is not None
     pause.extend(30.0)
