@@ -8,6 +8,7 @@ import io
 import os
 import shutil
 from array import array
+from collections.abc import Callable
 
 import pytest
 
@@ -16,6 +17,14 @@ from animalstore_client._cli.progress import Progress, Tally
 from tests.conftest import StoppedClock, stopped_clock
 
 CLEAR = "\r\x1b[K"
+
+
+def on_a_stream(
+    *, bar: bool = True, fraction: Callable[[], float | None] = lambda: None
+) -> tuple[io.StringIO, Progress]:
+    """A stream, and a ``Progress`` that writes to it (a bar if ``bar``)."""
+    stream = io.StringIO()
+    return stream, Progress(stream, bar=bar, fraction=fraction)
 
 
 @pytest.fixture
@@ -96,8 +105,7 @@ def test_a_duration_is_minutes_and_seconds_with_hours_when_there_are(
 
 
 def test_the_bar_is_redrawn_at_most_ten_times_a_second_in_place(clock: StoppedClock) -> None:
-    stream = io.StringIO()
-    bar = Progress(stream, bar=True, fraction=lambda: None)
+    stream, bar = on_a_stream()
     clock.now += 0.5
 
     bar.update(Tally(created=1, read=1))
@@ -134,8 +142,7 @@ def test_a_terminal_of_no_width_gets_an_empty_bar(
 
 
 def test_without_a_terminal_no_bar_is_drawn(clock: StoppedClock) -> None:
-    stream = io.StringIO()
-    bar = Progress(stream, bar=False, fraction=lambda: 0.5)
+    stream, bar = on_a_stream(bar=False, fraction=lambda: 0.5)
 
     bar.update(Tally(created=1, read=1))
     bar.note("a note")
@@ -144,8 +151,7 @@ def test_without_a_terminal_no_bar_is_drawn(clock: StoppedClock) -> None:
 
 
 def test_a_note_clears_the_bar_and_the_next_update_draws_it_at_once(clock: StoppedClock) -> None:
-    stream = io.StringIO()
-    bar = Progress(stream, bar=True, fraction=lambda: None)
+    stream, bar = on_a_stream()
     clock.now += 1.0
 
     bar.update(Tally(created=1, read=1))
@@ -164,8 +170,7 @@ def test_a_note_clears_the_bar_and_the_next_update_draws_it_at_once(clock: Stopp
 
 
 def test_the_summary_replaces_a_drawn_bar(clock: StoppedClock) -> None:
-    stream = io.StringIO()
-    bar = Progress(stream, bar=True, fraction=lambda: None)
+    stream, bar = on_a_stream()
     clock.now += 1.0
     bar.update(Tally(created=1, read=1))
     clock.now += 1.0
@@ -181,8 +186,7 @@ def test_the_summary_replaces_a_drawn_bar(clock: StoppedClock) -> None:
 
 
 def test_the_summary_without_a_bar_is_the_lines_alone(clock: StoppedClock) -> None:
-    stream = io.StringIO()
-    bar = Progress(stream, bar=False, fraction=lambda: None)
+    stream, bar = on_a_stream(bar=False)
     clock.now += 4.0
 
     bar.finish(
@@ -233,8 +237,7 @@ def test_a_stderr_that_cannot_be_written_is_let_be(clock: StoppedClock) -> None:
 
 def test_the_first_update_draws_however_early(clock: StoppedClock) -> None:
     clock.now = 0.0  # a monotonic clock may start anywhere, 0 included
-    stream = io.StringIO()
-    bar = Progress(stream, bar=True, fraction=lambda: None)
+    stream, bar = on_a_stream()
     clock.now += 0.05
 
     bar.update(Tally(created=1, read=1))
@@ -273,8 +276,7 @@ def test_the_summary_lists_fifty_lines_and_counts_any_more(count: int, more: str
 
 def test_the_bar_is_redrawn_once_a_tenth_of_a_second_has_passed(clock: StoppedClock) -> None:
     clock.now = 0.0  # 0.1 - 0.0 is 0.1 exactly in floating point
-    stream = io.StringIO()
-    bar = Progress(stream, bar=True, fraction=lambda: None)
+    stream, bar = on_a_stream()
     bar.update(Tally(created=1, read=1))
     clock.now = 0.1
 
