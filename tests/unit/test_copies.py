@@ -39,6 +39,13 @@ COPIES: dict[str, Callable[[object], object]] = {
 }
 
 
+@pytest.fixture(params=list(COPIES.values()), ids=list(COPIES))
+def make_copy(request: pytest.FixtureRequest) -> Callable[[object], object]:
+    """Each way of copying: ``copy``, ``deepcopy``, ``pickle``."""
+    made: Callable[[object], object] = request.param
+    return made
+
+
 def client_message(name: str) -> str:
     return (
         f"{name} objects cannot be copied or pickled; client.with_options() gives a {name} "
@@ -67,7 +74,6 @@ def refusal(make_copy: Callable[[object], object], target: object) -> tuple[str,
     return str(error), shown
 
 
-@pytest.mark.parametrize("make_copy", COPIES.values(), ids=COPIES.keys())
 def test_copying_a_client_refuses_in_one_line_that_holds_no_setting(
     make_api: Callable[..., Api], mock_api: respx.MockRouter, make_copy: Callable[[object], object]
 ) -> None:
@@ -88,12 +94,10 @@ def test_copying_a_client_refuses_in_one_line_that_holds_no_setting(
     assert route.calls.last.request.headers["authorization"] == f"Bearer {API_KEY}"
 
 
-@pytest.mark.parametrize("make_copy", COPIES.values(), ids=COPIES.keys())
 def test_copying_a_with_options_copy_refuses_likewise(
-    make_api: Callable[..., Api], mock_api: respx.MockRouter, make_copy: Callable[[object], object]
+    api: Api, mock_api: respx.MockRouter, make_copy: Callable[[object], object]
 ) -> None:
     mock_api.get("/pets").respond(200, json=[PET])
-    api = make_api()
     options_copy = api.target.with_options(api_key="sk-other-key-4321", max_retries=0)
 
     message, shown = refusal(make_copy, options_copy)
@@ -105,12 +109,10 @@ def test_copying_a_with_options_copy_refuses_likewise(
     assert [pet.id for pet in api.list_pets()] == [7]
 
 
-@pytest.mark.parametrize("make_copy", COPIES.values(), ids=COPIES.keys())
 def test_copying_a_raw_view_refuses_naming_the_view(
-    make_api: Callable[..., Api], mock_api: respx.MockRouter, make_copy: Callable[[object], object]
+    api: Api, mock_api: respx.MockRouter, make_copy: Callable[[object], object]
 ) -> None:
     mock_api.get("/pets").respond(200, json=[PET])
-    api = make_api()
     view = api.target.with_raw_response
 
     message, shown = refusal(make_copy, view)
