@@ -12,7 +12,7 @@ import sys
 import typing
 import warnings
 import weakref
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 
 import httpx
 import pytest
@@ -149,28 +149,30 @@ def test_get_pet_is_marked_deprecated_for_type_checkers() -> None:
         assert "list_pets() with a status filter" in message
 
 
-def test_get_pet_warns_at_the_callers_line(mock_api: respx.MockRouter) -> None:
+@pytest.fixture
+def rex_client(mock_api: respx.MockRouter) -> Iterator[Client]:
+    """A client of the mocked API, whose pet 7 is Rex; closed after the test."""
     mock_api.get("/pets/7").respond(200, json=PET)
-    client = Client(api_key=API_KEY, base_url=BASE_URL)
+    with Client(api_key=API_KEY, base_url=BASE_URL) as client:
+        yield client
 
+
+def test_get_pet_warns_at_the_callers_line(rex_client: Client) -> None:
     line = inspect.currentframe().f_lineno + 2  # type: ignore[union-attr]
     with pytest.warns(DeprecationWarning, match="5 December 2030") as caught:
-        client.get_pet(7)  # type: ignore[deprecated]
+        rex_client.get_pet(7)  # type: ignore[deprecated]
 
     assert len(caught) == 1
     assert caught[0].filename == __file__
     assert caught[0].lineno == line
     assert "list_pets() with a status filter" in str(caught[0].message)
-    client.close()
 
 
 def test_get_pet_warns_once_per_callers_line_under_the_default_filter(
-    mock_api: respx.MockRouter,
+    rex_client: Client, mock_api: respx.MockRouter
 ) -> None:
     # Made as warnings.warn makes it at the caller's line: its module, and its registry,
     # which the "default" action reads to show a warning once per place.
-    mock_api.get("/pets/7").respond(200, json=PET)
-    client = Client(api_key=API_KEY, base_url=BASE_URL)
     shown: list[tuple[str, int]] = []
 
     def show(
@@ -193,35 +195,31 @@ def test_get_pet_warns_once_per_callers_line_under_the_default_filter(
         globals().pop("__warningregistry__", None)
         first = inspect.currentframe().f_lineno + 2  # type: ignore[union-attr]
         for _ in range(3):
-            client.get_pet(7)  # type: ignore[deprecated]
+            rex_client.get_pet(7)  # type: ignore[deprecated]
         second = inspect.currentframe().f_lineno + 1  # type: ignore[union-attr]
-        client.get_pet(7)  # type: ignore[deprecated]
+        rex_client.get_pet(7)  # type: ignore[deprecated]
 
     assert shown == [(__file__, first), (__file__, second)]
     assert mock_api.calls.call_count == 4
-    client.close()
 
 
 def test_get_pet_called_by_code_without_a_module_name_warns_as_python_would(
-    mock_api: respx.MockRouter,
+    rex_client: Client,
 ) -> None:
     # Code run by exec() with globals of its own (a notebook's cell, a template): no __name__,
     # which warnings.warn calls "<string>".
-    mock_api.get("/pets/7").respond(200, json=PET)
-    client = Client(api_key=API_KEY, base_url=BASE_URL)
     code = compile("\nclient.get_pet(7)\n", "<cell 3>", "exec")
 
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        exec(code, {"client": client})
+        exec(code, {"client": rex_client})
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         warnings.filterwarnings("ignore", category=DeprecationWarning, module=r"<string>\Z")
-        exec(code, {"client": client})  # not raised: the filter saw the module "<string>"
+        exec(code, {"client": rex_client})  # not raised: the filter saw the module "<string>"
 
     [warning] = caught
     assert (warning.filename, warning.lineno) == ("<cell 3>", 2)
-    client.close()
 
 
 def test_async_get_pet_warns_at_the_callers_line(
