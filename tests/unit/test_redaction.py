@@ -12,6 +12,7 @@ import json
 import os
 import re
 import string
+from collections.abc import Callable
 from email.utils import parsedate_to_datetime
 
 from hypothesis import given, settings
@@ -86,20 +87,25 @@ def messages(key: str) -> st.SearchStrategy[str]:
     return pieces.map("".join)
 
 
+def holds_redacted(message: str, key: str, found: Callable[[str, str], bool]) -> None:
+    """Check that ``redacted(message, key)`` holds no form of the key ``found`` finds, is its
+    own redaction, and is ``message`` itself where ``found`` finds none in it (a message
+    without the key, or with it inside other words only, is left as it is)."""
+    shown = redacted(message, key)
+
+    assert not found(shown, key)
+    assert redacted(shown, key) == shown
+    if found(message, key):
+        assert REDACTED in shown
+    else:
+        assert shown == message
+
+
 # Half the examples each: the short and the long keys share what one test of any key had.
 @settings(max_examples=EXAMPLES // 2, deadline=None, database=None)
 @given(key=long_keys, data=st.data())
 def test_no_quotation_of_a_long_key_survives_anywhere(key: str, data: st.DataObject) -> None:
-    message = data.draw(messages(key))
-
-    shown = redacted(message, key)
-
-    assert not leaks(shown, key)
-    assert redacted(shown, key) == shown
-    if leaks(message, key):
-        assert REDACTED in shown
-    else:
-        assert shown == message  # a message without the key is left as it is
+    holds_redacted(data.draw(messages(key)), key, leaks)
 
 
 @settings(max_examples=EXAMPLES // 2, deadline=None, database=None)
@@ -107,16 +113,7 @@ def test_no_quotation_of_a_long_key_survives_anywhere(key: str, data: st.DataObj
 def test_a_short_key_is_redacted_wherever_it_stands_as_a_word_and_nowhere_else(
     key: str, data: st.DataObject
 ) -> None:
-    message = data.draw(messages(key))
-
-    shown = redacted(message, key)
-
-    assert not standing(shown, key)
-    assert redacted(shown, key) == shown
-    if standing(message, key):
-        assert REDACTED in shown
-    else:
-        assert shown == message  # inside other words only: nothing is touched
+    holds_redacted(data.draw(messages(key)), key, standing)
 
 
 def test_a_short_key_never_garbles_the_words_that_contain_it() -> None:
