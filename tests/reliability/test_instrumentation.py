@@ -7,6 +7,7 @@ Sentry's install) and OpenTelemetry's ``HTTPXClientInstrumentor.instrument_clien
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 from typing import Any
 
 import httpx
@@ -35,6 +36,30 @@ async def make_three_calls_async(client: AsyncClient) -> None:
     await client.list_pets()
     await client.create_pet(name="Rex", category_id=3)
     await client.list_pets()
+
+
+def three_calls_through(server: FaultServer, make_http: Callable[[], Any]) -> None:
+    """``make_three_calls`` to ``server`` with an ``AsyncClient`` on ``make_http()`` (made on
+    the calls' loop); both closed after."""
+
+    async def main() -> None:
+        http = make_http()
+        async with (
+            http,
+            AsyncClient(api_key=API_KEY, base_url=server.base_url, http_client=http) as client,
+        ):
+            await make_three_calls_async(client)
+
+    asyncio.run(main())
+
+
+def check_traced(exporter: Any, server: FaultServer) -> None:
+    """Check that a span ended for each of the three calls, and that the trace context went out
+    with every request."""
+    spans = exporter.get_finished_spans()
+    assert [span.name for span in spans] == ["GET", "POST", "GET"]
+    assert all(request.header("traceparent") for request in server.requests)
+    assert len(server.requests) == CALLS
 
 
 @pytest.mark.parametrize("kind", ["sync", "async"])
@@ -119,14 +144,7 @@ def test_aiohttps_tracing_sees_every_call_and_its_headers(server: FaultServer) -
     trace.on_request_start.append(on_start)
     trace.on_request_end.append(on_end)
 
-    async def main() -> None:
-        async with (
-            DefaultAioHttpClient(trace_configs=[trace]) as http,
-            AsyncClient(api_key=API_KEY, base_url=server.base_url, http_client=http) as client,
-        ):
-            await make_three_calls_async(client)
-
-    asyncio.run(main())
+    three_calls_through(server, lambda: DefaultAioHttpClient(trace_configs=[trace]))
 
     assert started == [("GET", "/v1/pets"), ("POST", "/v1/pets"), ("GET", "/v1/pets")]
     assert ended == [200, 201, 200]
@@ -161,22 +179,14 @@ def test_opentelemetry_instrument_client_traces_every_call_on_httpx(
             make_three_calls(client)
     else:
 
-        async def main() -> None:
+        def instrumented() -> DefaultAsyncHttpxClient:
             http = DefaultAsyncHttpxClient()
             HTTPXClientInstrumentor.instrument_client(http, tracer_provider=provider)
-            async with (
-                http,
-                AsyncClient(api_key=API_KEY, base_url=server.base_url, http_client=http) as client,
-            ):
-                await make_three_calls_async(client)
+            return http
 
-        asyncio.run(main())
+        three_calls_through(server, instrumented)
 
-    spans = exporter.get_finished_spans()
-    assert [span.name for span in spans] == ["GET", "POST", "GET"]
-    # The trace context went out with every request.
-    assert all(request.header("traceparent") for request in server.requests)
-    assert len(server.requests) == CALLS
+    check_traced(exporter, server)
 
 
 def test_opentelemetry_aiohttp_instrumentation_traces_every_call(server: FaultServer) -> None:
@@ -185,20 +195,12 @@ def test_opentelemetry_aiohttp_instrumentation_traces_every_call(server: FaultSe
     server.script(*three_calls())
     provider, exporter = _tracer()
 
-    async def main() -> None:
-        trace = create_trace_config(tracer_provider=provider)
-        async with (
-            DefaultAioHttpClient(trace_configs=[trace]) as http,
-            AsyncClient(api_key=API_KEY, base_url=server.base_url, http_client=http) as client,
-        ):
-            await make_three_calls_async(client)
+    three_calls_through(
+        server,
+        lambda: DefaultAioHttpClient(trace_configs=[create_trace_config(tracer_provider=provider)]),
+    )
 
-    asyncio.run(main())
-
-    spans = exporter.get_finished_spans()
-    assert [span.name for span in spans] == ["GET", "POST", "GET"]
-    assert all(request.header("traceparent") for request in server.requests)
-    assert len(server.requests) == CALLS
+    check_traced(exporter, server)
 
 
 def tracing_hooks(provider: Any) -> dict[str, list[Any]]:
@@ -246,15 +248,9 @@ def test_event_hooks_trace_every_call_on_httpx2(server: FaultServer, kind: str) 
         ):
             make_three_calls(client)
     else:
-
-        async def main() -> None:
-            async with (
-                DefaultAsyncHttpx2Client(event_hooks=async_hooks(hooks)) as http,
-                AsyncClient(api_key=API_KEY, base_url=server.base_url, http_client=http) as client,
-            ):
-                await make_three_calls_async(client)
-
-        asyncio.run(main())
+        three_calls_through(
+            server, lambda: DefaultAsyncHttpx2Client(event_hooks=async_hooks(hooks))
+        )
 
     spans = exporter.get_finished_spans()
     assert [span.name for span in spans] == ["GET /v1/pets", "POST /v1/pets", "GET /v1/pets"]
