@@ -205,6 +205,15 @@ def clock(monkeypatch: pytest.MonkeyPatch) -> VirtualClock:
     return virtual
 
 
+@pytest.fixture(params=["httpx", "httpx2"])
+def httpx_module(request: pytest.FixtureRequest) -> Any:
+    """Each httpx library the SDK takes, imported: httpx, then httpx2 (the test skipped where
+    the httpx2 extra is not installed)."""
+    return pytest.importorskip(
+        request.param, reason="httpx2 is not installed (the SDK's httpx2 extra)"
+    )
+
+
 @pytest.fixture
 def loop() -> Iterator[asyncio.AbstractEventLoop]:
     """One event loop for a whole test, so an AsyncClient can be reused across calls."""

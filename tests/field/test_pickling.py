@@ -240,24 +240,20 @@ def test_an_sdk_error_raised_in_a_process_pool_worker_arrives_as_itself(
     assert str(unreachable.value).startswith("GET http://127.0.0.1:9/v1/pets failed: ")
 
 
-@pytest.mark.parametrize("library", ["httpx", "httpx2"])
 def test_errors_raised_over_sockets_on_either_httpx_library_pickle_without_the_key(
-    library: str, clock: VirtualClock
+    httpx_module: Any, clock: VirtualClock
 ) -> None:
     """(The refused call's retries wait on the test's clock, not for real.)"""
-    from tests.reliability.conftest import NO_HTTPX2, free_port
+    from tests.reliability.conftest import free_port
     from tests.reliability.faultserver import FaultServer, Reply
 
-    if library == "httpx2" and NO_HTTPX2 is not None:
-        pytest.skip(NO_HTTPX2)
-    module = __import__(library)
     errors: list[AnimalStoreError] = []
     with FaultServer() as server:
         server.script(
             Reply(404, json=error_body(404)), Reply(200, json={"id": "7"}), Reply(200, body=b"{")
         )
         with (
-            module.Client() as http,
+            httpx_module.Client() as http,
             Client(api_key=KEY, base_url=server.base_url, http_client=http) as client,
         ):
             for _ in range(3):

@@ -381,19 +381,14 @@ def test_the_raw_response_of_a_capped_read_has_its_elapsed_time(
     assert response.http_response.json() == [PET]
 
 
-@pytest.mark.parametrize("library", ["httpx", "httpx2"])
 def test_a_sync_attempt_with_no_timeout_ends_soon_after_the_deadline(
-    drip_server: Callable[[str], DripServer], library: str
+    drip_server: Callable[[str], DripServer], httpx_module: Any
 ) -> None:
     from animalstore_client import Client
-    from tests.reliability.conftest import NO_HTTPX2
 
-    if library == "httpx2" and NO_HTTPX2 is not None:
-        pytest.skip(NO_HTTPX2)
-    module = __import__(library)
     server = drip_server("silent")  # never answers: only a timeout of the attempt's own ends it
     with (
-        module.Client() as http,
+        httpx_module.Client() as http,
         Client(
             api_key="k", base_url=server.base_url, timeout=None, deadline=DEADLINE, http_client=http
         ) as client,

@@ -258,24 +258,18 @@ def test_event_hooks_trace_every_call_on_httpx2(server: FaultServer, kind: str) 
     assert len(server.requests) == CALLS
 
 
-@pytest.mark.parametrize("library", ["httpx", "httpx2"])
 def test_a_sync_call_with_a_deadline_runs_in_the_callers_context(
-    server: FaultServer, library: str
+    server: FaultServer, httpx_module: Any
 ) -> None:
     # The attempt runs in a worker thread: tracing (a span in a context variable) must follow.
     import contextvars
 
-    from tests.reliability.conftest import NO_HTTPX2
-
-    if library == "httpx2" and NO_HTTPX2 is not None:
-        pytest.skip(NO_HTTPX2)
-    module = __import__(library)
     trace_id: contextvars.ContextVar[str] = contextvars.ContextVar("trace_id", default="none")
     seen: list[str] = []
     hooks = {"request": [lambda request: seen.append(trace_id.get())]}
     server.script(Reply(200, json=[PET]), Reply(200, json=[PET]))
     with (
-        module.Client(event_hooks=hooks) as http,
+        httpx_module.Client(event_hooks=hooks) as http,
         Client(api_key=API_KEY, base_url=server.base_url, http_client=http) as client,
     ):
         trace_id.set("trace-7")
