@@ -65,43 +65,45 @@ def use(client_class: type[Client | AsyncClient], base_url: str) -> None:
         loop.close()
 
 
-@pytest.mark.parametrize("variable", ["HTTP_PROXY", "http_proxy", "ALL_PROXY", "all_proxy"])
-def test_requests_go_through_the_proxy_the_variable_names(
+#: In a setting of the variables: the proxy's URL.
+PROXY = "the proxy"
+
+
+@pytest.mark.parametrize(
+    ("variables", "proxied"),
+    [
+        *(
+            pytest.param({variable: PROXY}, True, id=variable)
+            for variable in ["HTTP_PROXY", "http_proxy", "ALL_PROXY", "all_proxy"]
+        ),
+        *(
+            pytest.param(
+                {"HTTP_PROXY": PROXY, variable: bypassed}, False, id=f"{variable}={bypassed}"
+            )
+            for variable in ["NO_PROXY", "no_proxy"]
+            for bypassed in ["127.0.0.1", "*"]
+        ),
+    ],
+)
+def test_requests_go_through_the_proxy_the_variables_name_unless_no_proxy_bypasses_it(
     monkeypatch: pytest.MonkeyPatch,
     client_class: type[Client | AsyncClient],
     store: FakeAnimalStore,
     base_url: str,
     proxy: ForwardingProxy,
-    variable: str,
+    variables: dict[str, str],
+    proxied: bool,
 ) -> None:
-    monkeypatch.setenv(variable, proxy.url)
+    for name, value in variables.items():
+        monkeypatch.setenv(name, proxy.url if value == PROXY else value)
 
     use(client_class, base_url)
 
-    assert proxy.forwarded == [("GET", f"{base_url}/pets"), ("POST", f"{base_url}/pets")]
+    sent = [("GET", f"{base_url}/pets"), ("POST", f"{base_url}/pets")]
+    assert proxy.forwarded == (sent if proxied else [])
     assert [request.method for request in store.requests] == ["GET", "POST"]
     assert all(r.headers["authorization"] == f"Bearer {KEY}" for r in store.requests)
     assert store.pets[0].name == "Rex"
-
-
-@pytest.mark.parametrize("variable", ["NO_PROXY", "no_proxy"])
-@pytest.mark.parametrize("bypassed", ["127.0.0.1", "*"])
-def test_no_proxy_bypasses_the_proxy(
-    monkeypatch: pytest.MonkeyPatch,
-    client_class: type[Client | AsyncClient],
-    store: FakeAnimalStore,
-    base_url: str,
-    proxy: ForwardingProxy,
-    variable: str,
-    bypassed: str,
-) -> None:
-    monkeypatch.setenv("HTTP_PROXY", proxy.url)
-    monkeypatch.setenv(variable, bypassed)
-
-    use(client_class, base_url)
-
-    assert proxy.forwarded == []
-    assert [request.method for request in store.requests] == ["GET", "POST"]
 
 
 @pytest.mark.parametrize("variable", ["HTTPS_PROXY", "https_proxy"])
