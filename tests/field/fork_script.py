@@ -53,19 +53,35 @@ def tally(limits: range, call: Callable[[int], list[Pet]]) -> dict[str, Any]:
     return result
 
 
-def run_sync() -> dict[str, Any]:
-    client = Client(api_key, base_url=base_url, max_retries=0)
-    port_before = local_port(client.with_raw_response.list_pets(limit=1))
-    inherited = client._pool.http
+def fork_with_pipes() -> tuple[int, int, int]:
+    """Fork, with two pipes from the child to the parent: its outcome, and a go once its first
+    call is done.
+
+    Returns:
+        ``(0, outcome, go)`` in the child, the ends it writes; ``(pid, outcome, go)`` in the
+        parent, the ends it reads.
+    """
     read_end, write_end = os.pipe()
     go_read, go_write = os.pipe()
     pid = os.fork()
     if pid == 0:
         os.close(read_end)
         os.close(go_read)
+        return 0, write_end, go_write
+    os.close(write_end)
+    os.close(go_write)
+    return pid, read_end, go_read
+
+
+def run_sync() -> dict[str, Any]:
+    client = Client(api_key, base_url=base_url, max_retries=0)
+    port_before = local_port(client.with_raw_response.list_pets(limit=1))
+    inherited = client._pool.http
+    pid, outcome_end, go_end = fork_with_pipes()
+    if pid == 0:
         pool_before = repr(client._pool.http)
         first_port = local_port(client.with_raw_response.list_pets(limit=51))
-        os.write(go_write, b"!")
+        os.write(go_end, b"!")
         outcome: dict[str, Any] = {"pool_before_first_call": pool_before}
         outcome |= tally(range(51, 101), lambda limit: client.list_pets(limit=limit))
         outcome["on_parents_connection"] = first_port == port_before
@@ -73,13 +89,11 @@ def run_sync() -> dict[str, Any]:
         del client
         gc.collect()
         outcome["inherited_closed"] = inherited.is_closed
-        os.write(write_end, json.dumps(outcome).encode())
+        os.write(outcome_end, json.dumps(outcome).encode())
         sys.exit(0)  # a normal exit: atexit handlers and weakref finalizers run
-    os.close(write_end)
-    os.close(go_write)
-    os.read(go_read, 1)  # the child's first call is done (or the child is gone)
+    os.read(go_end, 1)  # the child's first call is done (or the child is gone)
     parent = tally(range(1, 51), lambda limit: client.list_pets(limit=limit))
-    child = json.loads(os.read(read_end, 65536))
+    child = json.loads(os.read(outcome_end, 65536))
     _, status = os.waitpid(pid, 0)
     raw = client.with_raw_response.list_pets(limit=1)
     after = {"same_connection": local_port(raw) == port_before, "retries": raw.retries_taken}
@@ -92,19 +106,14 @@ def run_async() -> dict[str, Any]:
     loop = asyncio.new_event_loop()  # the parent's loop: still open at the fork
     port_before = local_port(loop.run_until_complete(client.with_raw_response.list_pets(limit=1)))
     inherited = client._pool.http
-
-    read_end, write_end = os.pipe()
-    go_read, go_write = os.pipe()
-    pid = os.fork()
+    pid, outcome_end, go_end = fork_with_pipes()
     if pid == 0:
-        os.close(read_end)
-        os.close(go_read)
         pool_before = repr(client._pool.http)
 
         async def child_main() -> dict[str, Any]:
             # A new event loop in the child, as a worker process would start.
             raw = await client.with_raw_response.list_pets(limit=51)
-            os.write(go_write, b"!")
+            os.write(go_end, b"!")
             outcome: dict[str, Any] = {
                 "pool_before_first_call": pool_before,
                 "crossed": 0,
@@ -124,15 +133,13 @@ def run_async() -> dict[str, Any]:
         outcome = asyncio.run(child_main())
         gc.collect()
         outcome["inherited_closed"] = inherited.is_closed
-        os.write(write_end, json.dumps(outcome).encode())
+        os.write(outcome_end, json.dumps(outcome).encode())
         sys.exit(0)
-    os.close(write_end)
-    os.close(go_write)
-    os.read(go_read, 1)  # the child's first call is done (or the child is gone)
+    os.read(go_end, 1)  # the child's first call is done (or the child is gone)
     parent = tally(
         range(1, 51), lambda limit: loop.run_until_complete(client.list_pets(limit=limit))
     )
-    child = json.loads(os.read(read_end, 65536))
+    child = json.loads(os.read(outcome_end, 65536))
     _, status = os.waitpid(pid, 0)
     raw = loop.run_until_complete(client.with_raw_response.list_pets(limit=1))
     after = {"same_connection": local_port(raw) == port_before, "retries": raw.retries_taken}
