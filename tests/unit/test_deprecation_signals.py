@@ -41,6 +41,15 @@ def deprecation_warnings(caught: list[warnings.WarningMessage]) -> list[str]:
     return [str(w.message) for w in caught if issubclass(w.category, DeprecationWarning)]
 
 
+def check_the_list_warning(caught: list[warnings.WarningMessage], line: int) -> None:
+    """Check that ``caught`` is one ``DeprecationWarning`` of ``list_pets``'s signals, made at
+    ``line`` of this file."""
+    [warning] = caught
+    assert warning.category is DeprecationWarning
+    assert str(warning.message) == LIST_MESSAGE
+    assert (warning.filename, warning.lineno) == (__file__, line)
+
+
 def test_a_signal_warns_once_at_the_sync_callers_line(mock_api: respx.MockRouter) -> None:
     route = mock_api.get("/pets").respond(200, json=[], headers=SIGNALS)
     client = Client(api_key=API_KEY, base_url=BASE_URL)
@@ -52,10 +61,7 @@ def test_a_signal_warns_once_at_the_sync_callers_line(mock_api: respx.MockRouter
         client.list_pets()
 
     assert route.call_count == 2
-    [warning] = caught
-    assert warning.category is DeprecationWarning
-    assert str(warning.message) == LIST_MESSAGE
-    assert (warning.filename, warning.lineno) == (__file__, line)
+    check_the_list_warning(caught, line)
     client.close()
 
 
@@ -75,10 +81,7 @@ def test_a_signal_warns_once_at_the_async_callers_line(
         warnings.simplefilter("always")
         line = loop.run_until_complete(caller())
 
-    [warning] = caught
-    assert warning.category is DeprecationWarning
-    assert str(warning.message) == LIST_MESSAGE
-    assert (warning.filename, warning.lineno) == (__file__, line)
+    check_the_list_warning(caught, line)
     loop.run_until_complete(client.aclose())
 
 
