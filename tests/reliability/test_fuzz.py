@@ -256,6 +256,22 @@ def drive(
     return (None, delay) if delay is not None else (call.result, None)
 
 
+#: Any of the operations, by name.
+OPERATION = st.sampled_from(list(OPERATIONS))
+
+
+def holds(
+    count: int, check: Callable[..., None], *first: Any, **strategies: st.SearchStrategy[Any]
+) -> None:
+    """Run ``check(*first, **drawn)`` on ``count`` examples, ``drawn`` from ``strategies`` by
+    argument name; with no deadline and no example database."""
+
+    def example(**drawn: Any) -> None:
+        check(*first, **drawn)
+
+    settings(max_examples=count, deadline=None, database=None)(given(**strategies)(example))()
+
+
 def examples(small: int, full: int) -> list[Any]:
     """How many examples a property runs: ``small`` in the default tier, ``full`` deep."""
     return at_scale(small, full, "examples")
@@ -265,30 +281,17 @@ def examples(small: int, full: int) -> list[Any]:
 def test_sans_io_any_status_and_body_gives_a_result_or_an_sdk_error(
     builder: httpx.Client, count: int
 ) -> None:
-    @settings(max_examples=count, deadline=None, database=None)
-    @given(
-        operation=st.sampled_from(list(OPERATIONS)),
-        status=STATUSES,
-        body=BODIES,
-    )
     def check(operation: str, status: int, body: bytes) -> None:
         outcome, _ = drive(builder, operation, status, body, None, max_retries=0)
         check_outcome(operation, status, outcome)
 
-    check()
+    holds(count, check, operation=OPERATION, status=STATUSES, body=BODIES)
 
 
 @pytest.mark.parametrize("count", examples(100, 300))
 def test_sans_io_with_retries_left_only_retryable_answers_wait_and_within_the_cap(
     builder: httpx.Client, count: int
 ) -> None:
-    @settings(max_examples=count, deadline=None, database=None)
-    @given(
-        operation=st.sampled_from(list(OPERATIONS)),
-        status=STATUSES,
-        body=BODIES,
-        retry_after=RETRY_AFTER,
-    )
     def check(operation: str, status: int, body: bytes, retry_after: str | None) -> None:
         outcome, delay = drive(builder, operation, status, body, retry_after, max_retries=2)
         method = OPERATIONS[operation].method
@@ -300,21 +303,13 @@ def test_sans_io_with_retries_left_only_retryable_answers_wait_and_within_the_ca
             assert delay is None
             check_outcome(operation, status, outcome)
 
-    check()
+    holds(count, check, operation=OPERATION, status=STATUSES, body=BODIES, retry_after=RETRY_AFTER)
 
 
 @pytest.mark.parametrize("count", examples(150, 500))
 def test_sans_io_any_headers_give_a_result_an_sdk_error_or_a_bounded_wait(
     builder: httpx.Client, count: int
 ) -> None:
-    @settings(max_examples=count, deadline=None, database=None)
-    @given(
-        operation=st.sampled_from(list(OPERATIONS)),
-        status=STATUSES,
-        body=BODIES,
-        headers=HEADERS,
-        max_retries=st.sampled_from([0, 2]),
-    )
     def check(
         operation: str, status: int, body: bytes, headers: dict[str, str], max_retries: int
     ) -> None:
@@ -325,13 +320,19 @@ def test_sans_io_any_headers_give_a_result_an_sdk_error_or_a_bounded_wait(
         else:
             check_outcome(operation, status, outcome)
 
-    check()
+    holds(
+        count,
+        check,
+        operation=OPERATION,
+        status=STATUSES,
+        body=BODIES,
+        headers=HEADERS,
+        max_retries=st.sampled_from([0, 2]),
+    )
 
 
 @pytest.mark.parametrize("count", examples(100, 300))
 def test_sans_io_a_valid_pet_list_round_trips(builder: httpx.Client, count: int) -> None:
-    @settings(max_examples=count, deadline=None, database=None)
-    @given(body=DOCUMENTS)
     def check(body: Any) -> None:
         # Whatever a 200 list body is, a result is only ever returned when it is all valid
         # pets, and then it equals the pets the body describes.
@@ -349,7 +350,7 @@ def test_sans_io_a_valid_pet_list_round_trips(builder: httpx.Client, count: int)
                 for item in body
             ]
 
-    check()
+    holds(count, check, body=DOCUMENTS)
 
 
 # -- over real sockets: 200..599 --------------------------------------------------------------
@@ -359,18 +360,17 @@ def test_sans_io_a_valid_pet_list_round_trips(builder: httpx.Client, count: int)
 def test_over_sockets_any_status_and_body_gives_a_result_or_an_sdk_error(
     server: FaultServer, make_client: Callable[..., Api], count: int
 ) -> None:
-    @settings(max_examples=count, deadline=None, database=None)
-    @given(
-        operation=st.sampled_from(list(OPERATIONS)),
+    holds(
+        count,
+        status_and_body_over_sockets,
+        server,
+        make_client,
+        operation=OPERATION,
         status=st.integers(min_value=200, max_value=299)
         | st.integers(min_value=200, max_value=599),
         body=BODIES | st.binary(min_size=1000, max_size=20_000),
         content_type=st.sampled_from(["application/json", "text/html", None]),
     )
-    def check(operation: str, status: int, body: bytes, content_type: str | None) -> None:
-        status_and_body_over_sockets(server, make_client, operation, status, body, content_type)
-
-    check()
 
 
 def status_and_body_over_sockets(
@@ -404,27 +404,20 @@ def status_and_body_over_sockets(
 def test_over_sockets_any_headers_give_a_result_or_an_sdk_error(
     server: FaultServer, make_client: Callable[..., Api], kind: str, aloop: Any, count: int
 ) -> None:
-    @settings(max_examples=count, deadline=None, database=None)
-    @given(
-        operation=st.sampled_from(list(OPERATIONS)),
+    holds(
+        count,
+        headers_over_sockets,
+        server,
+        make_client,
+        kind,
+        aloop,
+        operation=OPERATION,
         status=st.integers(min_value=200, max_value=599),
         body=BODIES,
         headers=HEADERS,
         content_encoding=st.none()
         | st.sampled_from(["gzip", "GZIP", "br", "deflate", "zstd", "x"]),
     )
-    def check(
-        operation: str,
-        status: int,
-        body: bytes,
-        headers: dict[str, str],
-        content_encoding: str | None,
-    ) -> None:
-        headers_over_sockets(
-            server, make_client, kind, aloop, operation, status, body, headers, content_encoding
-        )
-
-    check()
 
 
 def headers_over_sockets(
