@@ -43,7 +43,7 @@ from animalstore_client import (
     Pet,
     RawResponses,
 )
-from animalstore_client._raw import RawView, cached_view
+from animalstore_client._raw import RawMethod, RawView, cached_view
 from animalstore_client.testing import ClientSettings, FakeAnimalStore, FakeTransport
 from animalstore_client.testing._faults import Answering
 from tests.contract.operations import METHOD_NAMES
@@ -71,15 +71,23 @@ def variables(annotation: object) -> Iterator[object]:
 
 
 def callables(cls: type) -> Iterator[tuple[str, Callable[..., Any]]]:
-    """The constructor and every public method, property getter and attribute function."""
+    """The constructor and every public method, property getter and attribute function.
+
+    What ``typing.get_type_hints`` takes for each: a property's getter, a cached property's
+    function, a raw view's method as its class shows it.
+    """
     for name in ["__init__", *dir(cls)]:
         if name.startswith("_") and name != "__init__":
             continue
         member = inspect.getattr_static(cls, name)
         if isinstance(member, (staticmethod, classmethod)):
             member = member.__func__
-        if isinstance(member, property):
+        elif isinstance(member, property):
             member = member.fget
+        elif isinstance(member, (functools.cached_property, cached_view)):
+            member = member.func
+        elif isinstance(member, RawMethod):
+            member = getattr(cls, name)
         if inspect.isfunction(member):
             yield name, member
 
@@ -229,9 +237,8 @@ def test_the_stores_client_factories_return_the_clients() -> None:
 def annotated() -> Iterator[tuple[str, object]]:
     """Every public function, class, method and property of both packages, by ``__all__``.
 
-    What ``typing.get_type_hints`` takes for each: a property's getter, a cached property's
-    function, a class itself (its fields' annotations); type aliases (``PetStatusLiteral``)
-    are not callables and have none.
+    A class itself (its fields' annotations) and its ``callables``; type aliases
+    (``PetStatusLiteral``) are not callables and have none.
     """
     for package in (sdk, sdk_testing):
         for name in package.__all__:
@@ -241,18 +248,8 @@ def annotated() -> Iterator[tuple[str, object]]:
             if not inspect.isclass(value):
                 continue
             yield name, value
-            for member_name in ["__init__", *dir(value)]:
-                if member_name.startswith("_") and member_name != "__init__":
-                    continue
-                member = inspect.getattr_static(value, member_name)
-                if isinstance(member, (staticmethod, classmethod)):
-                    member = member.__func__
-                elif isinstance(member, property):
-                    member = member.fget
-                elif isinstance(member, (functools.cached_property, cached_view)):
-                    member = member.func
-                if inspect.isfunction(member):
-                    yield f"{name}.{member_name}", member
+            for member_name, member in callables(value):
+                yield f"{name}.{member_name}", member
 
 
 @pytest.mark.parametrize(
