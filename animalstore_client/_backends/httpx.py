@@ -173,19 +173,22 @@ def _view(request: Request, built: Any) -> RequestView:
     return RequestView(built.method, str(built.url), built.headers.multi_items(), request.timeout)
 
 
-def _plain(reader: BodyReader, response: Any) -> bool:
-    """Whether httpx reads the body its plain way: ``reader`` says so, or it was read already.
+def _reader(request: Request, built: Any, response: Any) -> BodyReader:
+    """Return the ``BodyReader`` of ``response``, which says whether httpx reads it plainly.
 
     A response hook of the user's that read the body, or a transport that made its response
     from bytes (httpx reads those at once: a mock, an in-process app), leaves only what httpx
     decoded: that is the body, checked against the cap after the fact.
     """
-    return reader.plain or bool(response.is_stream_consumed)
+    read = bool(response.is_stream_consumed)
+    return BodyReader(
+        request, response.headers.raw, functools.partial(_view, request, built), read=read
+    )
 
 
-def _content(reader: BodyReader, plain: bool) -> bytes | None:
+def _content(reader: BodyReader) -> bytes | None:
     """Return the body ``reader`` read in pieces; ``None`` when httpx read it its plain way."""
-    return None if plain else reader.content()
+    return None if reader.plain else reader.content()
 
 
 def _hung_up_after_sending(exc: Exception) -> bool:
@@ -256,10 +259,9 @@ class SyncHttpxSender(_Sender):
         try:
             response = self.http.send(built, stream=True)
             try:
-                reader = BodyReader(request, response.headers.raw, lambda: _view(request, built))
-                plain = _plain(reader, response)
+                reader = _reader(request, built, response)
                 stop = reader.refusal
-                if stop is None and plain:
+                if reader.plain:
                     stop = reader.check(len(response.read()))
                 elif stop is None:
                     stop = reader.read(response.iter_raw())  # decoded by the reader
@@ -267,7 +269,7 @@ class SyncHttpxSender(_Sender):
                 response.close()  # mid-body, httpcore drops the connection rather than reuse it
         except Exception as exc:
             return family.outcome(exc, request, built)
-        content = _content(reader, plain)
+        content = _content(reader)
         return stop or family.answer(request, built, response, content, reader.signals)
 
 
@@ -291,10 +293,9 @@ class AsyncHttpxSender(_Sender):
         try:
             response = await self.http.send(built, stream=True)
             try:
-                reader = BodyReader(request, response.headers.raw, lambda: _view(request, built))
-                plain = _plain(reader, response)
+                reader = _reader(request, built, response)
                 stop = reader.refusal
-                if stop is None and plain:
+                if reader.plain:
                     stop = reader.check(len(await response.aread()))
                 elif stop is None:
                     stop = await reader.aread(response.aiter_raw())  # decoded by the reader
@@ -302,5 +303,5 @@ class AsyncHttpxSender(_Sender):
                 await response.aclose()
         except Exception as exc:
             return family.outcome(exc, request, built)
-        content = _content(reader, plain)
+        content = _content(reader)
         return stop or family.answer(request, built, response, content, reader.signals)

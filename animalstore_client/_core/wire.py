@@ -413,6 +413,75 @@ Details = tuple[Sequence[tuple[bytes, bytes]], str, bytes]
 _SIGNALS = frozenset({b"deprecation", b"sunset"})
 
 
+def _framing(
+    raw_headers: Iterable[tuple[bytes, bytes]],
+) -> tuple[bytes | None, list[bytes], list[bytes], bool]:
+    """Return what an answer's headers say of its body: length, codings, and any signal.
+
+    Returns:
+        The last ``Content-Length``, the ``Content-Encoding`` and ``Transfer-Encoding`` values
+        in order, and whether a ``Deprecation`` or ``Sunset`` header came.
+    """
+    length: bytes | None = None
+    encodings: list[bytes] = []
+    transfer: list[bytes] = []
+    signals = False
+    # One pass over the raw pairs: a fraction of what four lookups in a library's
+    # case-insensitive headers cost, on every call.
+    for name, value in raw_headers:
+        name = name.lower()
+        if name == b"content-length":
+            length = value
+        elif name == b"content-encoding":
+            encodings.append(value)
+        elif name == b"transfer-encoding":
+            transfer.append(value)
+        elif name in _SIGNALS:
+            signals = True
+    return length, encodings, transfer, signals
+
+
+def _decoding(
+    encodings: Sequence[bytes],
+    transfer: Sequence[bytes],
+    keep: Callable[[bytes], None],
+    view: Callable[[], RequestView],
+) -> tuple[Decoder | None, SendFailure | None]:
+    """Return the decoder a body in ``encodings`` needs (``None``: none), or why it is refused.
+
+    Args:
+        encodings: the answer's ``Content-Encoding`` values.
+        transfer: its ``Transfer-Encoding`` values.
+        keep: what takes each decoded piece.
+        view: returns the request as an exception may keep it.
+
+    Returns:
+        The decoder and ``None``, or ``None`` and the refusal: a transfer coding other than
+        ``chunked`` alone, or content codings the SDK does not read.
+    """
+    if transfer and not _chunked_alone(transfer):
+        return None, transfer_coding_refused(view())
+    stack = codings(encodings) if encodings else None
+    if not stack:
+        return None, None
+    reason = refusal(stack)
+    if reason is not None:
+        return None, SendFailure(Failure.FATAL, reason, timeout=False, view=view())
+    return Decoder(stack, keep), None
+
+
+def _fits(length: bytes | None, transfer: Sequence[bytes], request: Request) -> bool:
+    """Whether a body that is not encoded surely fits the request's cap, read plainly.
+
+    It does when there is no cap, or when it is not chunked and its ``Content-Length`` is
+    within the cap: the libraries then read exactly that length.
+    """
+    cap = request.max_bytes
+    return cap is None or (
+        not transfer and length is not None and length.isdigit() and int(length) <= cap
+    )
+
+
 class _ListedHeaders(Protocol):
     """Headers that keep each repeat of a field: httpx's and httpx2's ``Headers``."""
 
@@ -635,6 +704,10 @@ class BodyReader:
         request: the request being answered.
         raw_headers: the answer's headers as received, as bytes pairs.
         view: returns the request as an exception may keep it.
+        read: the library has read the body already, decoded (a user's response hook read
+            it, or a transport made the response from bytes: a mock, an in-process app). It
+            is plain then, as the library handed it over, checked against the cap after the
+            fact; a refused body is never plain.
     """
 
     __slots__ = (
@@ -653,54 +726,28 @@ class BodyReader:
         request: Request,
         raw_headers: Iterable[tuple[bytes, bytes]],
         view: Callable[[], RequestView],
+        *,
+        read: bool = False,
     ) -> None:
         # Apart from the reader: a decoder holds the body's ``keep``, and a reference from it
         # back to the reader would be a cycle, left for the garbage collector at every call.
         self._body = _Body(request, view)
-        length: bytes | None = None
-        encodings: list[bytes] = []
-        transfer: list[bytes] = []
-        signals = False
-        # One pass over the raw pairs: a fraction of what four lookups in a library's
-        # case-insensitive headers cost, on every call.
-        for name, value in raw_headers:
-            name = name.lower()
-            if name == b"content-length":
-                length = value
-            elif name == b"content-encoding":
-                encodings.append(value)
-            elif name == b"transfer-encoding":
-                transfer.append(value)
-            elif name in _SIGNALS:
-                signals = True
+        length, encodings, transfer, signals = _framing(raw_headers)
         #: Why the body must not be read at all (a transfer coding or a content coding the SDK
         #: does not read), if so.
-        self.refusal: SendFailure | None = None
-        self._decoder: Decoder | None = None
-        stack = codings(encodings) if encodings else None
-        if transfer and not _chunked_alone(transfer):
-            self.refusal = transfer_coding_refused(view())
-        elif stack:
-            reason = refusal(stack)
-            if reason is None:
-                self._decoder = Decoder(stack, self._body.keep)
-            else:
-                self.refusal = SendFailure(Failure.FATAL, reason, timeout=False, view=view())
-        cap = request.max_bytes
-        #: Whether to read the body the library's plain way.
-        self.plain: bool = (
-            request.ends is None
-            and not encodings
-            and self.refusal is None
-            and (
-                cap is None
-                or (not transfer and length is not None and length.isdigit() and int(length) <= cap)
-            )
+        self.refusal: SendFailure | None
+        self._decoder: Decoder | None
+        self._decoder, self.refusal = _decoding(encodings, transfer, self._body.keep, view)
+        #: Whether to read the body the library's plain way: it surely fits, or the library
+        #: has read it already; never when it is refused.
+        self.plain: bool = self.refusal is None and (
+            read or (request.ends is None and not encodings and _fits(length, transfer, request))
         )
         #: Whether the answer carries a ``Deprecation`` or ``Sunset`` header.
         self.signals: bool = signals
         self._feed = self._body.keep if self._decoder is None else self._decoder.feed
         self._travelled = 0
+        cap = request.max_bytes
         self._limit = None if cap is None else coded_limit(cap)
 
     def add(self, chunk: bytes) -> SendFailure | None:

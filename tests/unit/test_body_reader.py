@@ -31,9 +31,14 @@ from animalstore_client._core.wire import (
 from tests.conftest import API_KEY, BASE_URL
 
 
-def reader(*headers: tuple[bytes, bytes], cap: int | None = 1000, ends: float | None = None) -> Any:
+def reader(
+    *headers: tuple[bytes, bytes],
+    cap: int | None = 1000,
+    ends: float | None = None,
+    read: bool = False,
+) -> Any:
     request = Request("GET", f"{BASE_URL}/pets", None, {}, None, {}, cap, None, ends)
-    return BodyReader(request, headers, lambda: RequestView("GET", BASE_URL, [], {}))
+    return BodyReader(request, headers, lambda: RequestView("GET", BASE_URL, [], {}), read=read)
 
 
 @pytest.mark.parametrize(
@@ -108,6 +113,47 @@ def test_a_body_not_in_its_coding_is_a_fatal_failure_said_exactly() -> None:
 def test_no_cap_reads_plainly_and_a_deadline_never_does() -> None:
     assert reader(cap=None).plain is True
     assert reader((b"Content-Length", b"10"), ends=1e12).plain is False
+
+
+@pytest.mark.parametrize(
+    "headers",
+    [
+        [(b"Content-Length", b"1001")],
+        [],
+        [(b"Transfer-Encoding", b"chunked")],
+        [(b"Content-Length", b"10"), (b"Content-Encoding", b"gzip")],
+    ],
+    ids=["past-the-cap", "no-length", "chunked", "encoded"],
+)
+def test_a_body_the_library_read_already_is_plain_whatever_its_headers_say(
+    headers: list[tuple[bytes, bytes]],
+) -> None:
+    # The library decoded it already (a mock transport, a user's hook that read it): the
+    # backend reads it the plain way and checks its size after the fact, under a deadline too.
+    assert reader(*headers, ends=1e12, read=True).plain is True
+    assert reader(*headers, ends=1e12).plain is False
+
+
+@pytest.mark.parametrize(
+    ("headers", "detail"),
+    [
+        ([(b"Transfer-Encoding", b"gzip")], TRANSFER_CODING_REFUSAL),
+        (
+            [(b"Content-Encoding", b"compress")],
+            "the response body is encoded as 'compress', which the SDK did not ask for "
+            "(Accept-Encoding: gzip, deflate, br) and does not decode",
+        ),
+    ],
+    ids=["transfer-coding", "content-coding"],
+)
+def test_a_refused_body_is_never_plain_even_read_already(
+    headers: list[tuple[bytes, bytes]], detail: str
+) -> None:
+    refused = reader(*headers, cap=None, read=True)
+
+    assert refused.plain is False
+    assert refused.refusal is not None
+    assert (refused.refusal.failure, refused.refusal.detail) == (Failure.FATAL, detail)
 
 
 class LongerThanItSays(httpx.BaseTransport, httpx.AsyncBaseTransport):
