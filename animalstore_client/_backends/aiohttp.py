@@ -166,6 +166,38 @@ def _url(url: str, query: tuple[tuple[str, str | int], ...] | None) -> URL:
     return URL(url).with_query(query)
 
 
+async def _answer(request: Request, response: aiohttp.ClientResponse) -> Answer | SendFailure:
+    """Return the answer with its body read, or why the body was not read in full.
+
+    A response whose body is not read in full is closed, not released: the rest must not be
+    read, nor the connection reused.
+    """
+    reader = BodyReader(request, response.raw_headers, request.view)
+    body = await _body(reader, response)
+    if isinstance(body, SendFailure):
+        response.close()
+        return body
+    details = (response.raw_headers, response.reason or "", b"HTTP/1.1")
+    return Answer(
+        response.status,
+        response.headers,  # a multidict: a repeated field gives its first value
+        body,
+        details=lambda: details,
+        view=request.view,
+        signals=reader.signals,
+    )
+
+
+async def _body(reader: BodyReader, response: aiohttp.ClientResponse) -> bytes | SendFailure:
+    """Return the body, read through ``reader``, or why it is refused or reading stopped."""
+    if reader.refusal is not None:
+        return reader.refusal
+    if reader.plain:
+        content = await response.read()
+        return reader.check(len(content)) or content
+    return await reader.aread(response.content.iter_any()) or reader.content()
+
+
 class AiohttpSender:
     """Sends with an ``aiohttp.ClientSession`` (asyncio only).
 
@@ -185,7 +217,7 @@ class AiohttpSender:
     def _headers_of(self, request: Request) -> CIMultiDictProxy[str]:
         """Return the request's headers as aiohttp takes them without converting them.
 
-        Called inside the call to aiohttp, never kept in a local: the send's frame, which a
+        Called inside the call to aiohttp, never kept in a local: the sender's frames, which a
         traceback formatted with its locals shows, must not hold the key.
         """
         headers = self._headers
@@ -210,6 +242,27 @@ class AiohttpSender:
                 ),
             )
         return timeout[1]
+
+    def _request(self, request: Request) -> Any:
+        """Return the session's request for one attempt, to enter: nothing is sent before.
+
+        Headers, URL and limits go in as aiohttp takes them, built inside this call; whatever
+        the session's own settings, the SDK reads every answer itself, as it travelled (the
+        core decodes it), with headers as large as httpx takes.
+        """
+        params = request.params
+        return self.session.request(
+            request.method,
+            _url(request.url, None if params is None else tuple(params.items())),
+            headers=self._headers_of(request),
+            data=request.content,
+            allow_redirects=False,
+            timeout=self._timeout_of(request),
+            raise_for_status=False,
+            auto_decompress=False,
+            max_line_size=MAX_HEADER_BYTES,
+            max_field_size=MAX_HEADER_BYTES,
+        )
 
     @property
     def closed(self) -> bool:
@@ -240,34 +293,10 @@ class AiohttpSender:
         # trust_env=True gets such turns anyway: aiohttp looks up .netrc and the proxy in a
         # thread.)
         await _next_turn()
-        params = request.params
         marked = _sdk_call.set(True)
         try:
-            async with self.session.request(
-                request.method,
-                _url(request.url, None if params is None else tuple(params.items())),
-                headers=self._headers_of(request),
-                data=request.content,
-                allow_redirects=False,
-                timeout=self._timeout_of(request),
-                # Whatever the session's own settings, the SDK reads every answer itself, as it
-                # travelled (the core decodes it), with headers as large as httpx takes.
-                raise_for_status=False,
-                auto_decompress=False,
-                max_line_size=MAX_HEADER_BYTES,
-                max_field_size=MAX_HEADER_BYTES,
-            ) as response:
-                reader = BodyReader(request, response.raw_headers, request.view)
-                stop = reader.refusal  # an encoded body is never plain: the core decodes it
-                if reader.plain:
-                    content = await response.read()
-                    stop = reader.check(len(content))
-                elif stop is None:
-                    stop = await reader.aread(response.content.iter_any())
-                    content = reader.content()
-                if stop is not None:
-                    response.close()  # not released: the rest must not be read
-                    return stop
+            async with self._request(request) as response:
+                return await _answer(request, response)
         except _AttemptFailed as exc:
             return classify(exc.error, request)
         except (aiohttp.ClientError, asyncio.TimeoutError) as exc:
@@ -280,16 +309,6 @@ class AiohttpSender:
                 # the attempt as fatal, as on httpx: let through, its traceback would hold the
                 # request's headers, and its message (redacted in the SDK's) may quote them.
                 return classify(exc, request)
-        else:
-            details = (response.raw_headers, response.reason or "", b"HTTP/1.1")
-            return Answer(
-                response.status,
-                response.headers,  # a multidict: a repeated field gives its first value
-                content,
-                details=lambda: details,
-                view=request.view,
-                signals=reader.signals,
-            )
         finally:
             _sdk_call.reset(marked)
         # The session was closed meanwhile; raised here, outside aiohttp's frames, whose locals
