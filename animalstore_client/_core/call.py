@@ -198,6 +198,29 @@ class Call(Generic[T]):
             ResponseTooLargeError: the body was larger than ``max_response_bytes``.
             APIResponseValidationError: for a 2xx answer whose body does not fit the schema.
         """
+        outcome = self._counted(outcome)
+        self._last = outcome
+        if logger.isEnabledFor(logging.DEBUG):
+            self._log_attempt(outcome)
+        if isinstance(outcome, Answer):
+            self._received(outcome)
+            if 200 <= outcome.status_code < 300:
+                # A success is never retried: the common path skips the retry policy.
+                self._take_result(outcome)
+                return None
+        delay = self._retry_delay(outcome)
+        if delay is None:
+            raise self._error(outcome)
+        self.retries += 1
+        self._log_retry(outcome, delay)
+        return delay
+
+    def _counted(self, outcome: Answer | SendFailure | None) -> Answer | SendFailure:
+        """Return an attempt's outcome as the call counts it.
+
+        An attempt that the deadline cut off counts as the deadline's failure, and a failure's
+        account of itself loses the key.
+        """
         if outcome is None or (
             self._ends is not None
             and isinstance(outcome, SendFailure)
@@ -206,54 +229,64 @@ class Call(Generic[T]):
         ):
             # Cut off, or the attempt's timeouts were cut to the time left: its own timeout
             # at the deadline, a hair before the deadline's, is the deadline's.
-            outcome = deadline_passed(self.request, self.request.view())
-        elif isinstance(outcome, SendFailure):
+            return deadline_passed(self.request, self.request.view())
+        if isinstance(outcome, SendFailure):
             # A user's hook, auth or transport may quote the Authorization header in its error.
             outcome.detail = self._scrub(outcome.detail)
-        self._last = outcome
-        if logger.isEnabledFor(logging.DEBUG):
-            self._log_attempt(outcome)
-        if isinstance(outcome, Answer):
-            outcome.elapsed = time.perf_counter() - self._started
-            if self._notices is not None and outcome.signals:
-                self._notices.warn_once(self._operation.name, outcome)
-            if 200 <= outcome.status_code < 300:
-                # A success is never retried: the common path skips the retry policy.
-                result_type = self._operation.result_type
-                self.result = (
-                    APIResponse(outcome, result_type, self.retries, self._raw)
-                    if self._raw is not None
-                    else parse_body(outcome, result_type, self._scrub)
-                )
-                return None
-            if outcome.status_code in NOT_PROCESSED_STATUSES:
-                wait = retry_after(outcome.headers)
-                if wait is not None:
-                    self._pause.extend(wait)
+        return outcome
+
+    def _received(self, answer: Answer) -> None:
+        """Note what any answer tells: how long it took, and the service's deprecation signals."""
+        answer.elapsed = time.perf_counter() - self._started
+        if self._notices is not None and answer.signals:
+            self._notices.warn_once(self._operation.name, answer)
+
+    def _take_result(self, answer: Answer) -> None:
+        """Make a successful answer the call's ``result``: its body parsed, or the raw response."""
+        result_type = self._operation.result_type
+        self.result = (
+            APIResponse(answer, result_type, self.retries, self._raw)
+            if self._raw is not None
+            else parse_body(answer, result_type, self._scrub)
+        )
+
+    def _retry_delay(self, outcome: Answer | SendFailure) -> float | None:
+        """Return the seconds to wait before the call's next attempt; ``None``: no retry.
+
+        The retry policy decides, with the client family's pause, which an answer's
+        ``Retry-After`` extends; a retry that the deadline leaves no time for is not made, and
+        the last outcome stands.
+        """
+        if isinstance(outcome, Answer) and outcome.status_code in NOT_PROCESSED_STATUSES:
+            wait = retry_after(outcome.headers)
+            if wait is not None:
+                self._pause.extend(wait)
         delay = retry_delay(
             outcome,
             idempotent=self._idempotent,
             retries_taken=self.retries,
             max_retries=self._max_retries,
         )
-        if delay is not None:
-            # Another call's Retry-After may ask for longer than this one's.
-            delay = max(delay, self._pause.left())
-        if delay is not None and (self._ends is None or time.monotonic() + delay < self._ends):
-            # (A retry the deadline leaves no time for is not made: the last outcome stands.)
-            self.retries += 1
-            logger.info(
-                "retrying %s %s in %.1f s after %s (attempt %d of %d)",
-                self.request.method,
-                self.request.full_url,
-                delay,
-                outcome.status_code if isinstance(outcome, Answer) else outcome.cause,
-                self.retries + 1,
-                self._max_retries + 1,
-                extra={"animalstore_retry": True},
-            )
-            return delay
-        raise self._error(outcome)
+        if delay is None:
+            return None
+        # Another call's Retry-After may ask for longer than this one's.
+        delay = max(delay, self._pause.left())
+        if self._ends is not None and time.monotonic() + delay >= self._ends:
+            return None
+        return delay
+
+    def _log_retry(self, outcome: Answer | SendFailure, delay: float) -> None:
+        """Log the retry at INFO, the record marked ``animalstore_retry``."""
+        logger.info(
+            "retrying %s %s in %.1f s after %s (attempt %d of %d)",
+            self.request.method,
+            self.request.full_url,
+            delay,
+            outcome.status_code if isinstance(outcome, Answer) else outcome.cause,
+            self.retries + 1,
+            self._max_retries + 1,
+            extra={"animalstore_retry": True},
+        )
 
     def _error(self, outcome: Answer | SendFailure) -> Exception:
         if isinstance(outcome, SendFailure):
