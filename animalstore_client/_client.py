@@ -25,7 +25,7 @@ from typing_extensions import Self, deprecated
 from animalstore_client._backends import async_pool, default_timeout, sync_pool
 from animalstore_client._backends.deadline import send_within, send_within_async
 from animalstore_client._core import operations as ops
-from animalstore_client._core.call import Call
+from animalstore_client._core.call import DONE, Call
 from animalstore_client._core.config import (
     DEFAULT_MAX_RESPONSE_BYTES,
     DEFAULT_MAX_RETRIES,
@@ -511,10 +511,10 @@ class Client(_BaseClient):
                 outcome = sender.send(request)
             else:
                 outcome = send_within(call.remaining(), sender.send, request)
-            delay = call.after(outcome)
-            if delay is None:
+            step = call.after(outcome)
+            if step is DONE:
                 return call.result
-            time.sleep(delay)
+            time.sleep(step.delay)
 
 
 class AsyncClient(_BaseClient):
@@ -795,10 +795,10 @@ class AsyncClient(_BaseClient):
                 outcome = await sender.send(request)
             else:
                 outcome = await send_within_async(call.remaining(), sender.send, request)
-            delay = call.after(outcome)
-            if delay is None:
+            step = call.after(outcome)
+            if step is DONE:
                 return call.result
-            await sender.sleep(delay)
+            await sender.sleep(step.delay)
 
 
 class RawResponses(RawView):

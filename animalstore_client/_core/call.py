@@ -13,11 +13,14 @@ reading, in ``BodyReader``.
 
 from __future__ import annotations
 
+import enum
 import json
 import logging
 import time
 import weakref
 from typing import Generic, TypeVar
+
+from attrs import frozen
 
 from animalstore_client._core.config import ClientOptions
 from animalstore_client._core.deprecation import DeprecationNotices
@@ -36,6 +39,7 @@ from animalstore_client._core.retries import (
     retry_after,
     retry_delay,
 )
+from animalstore_client._core.safe_repr import tolerant_repr
 from animalstore_client._core.types import NotGiven
 from animalstore_client._core.wire import (
     Answer,
@@ -45,9 +49,31 @@ from animalstore_client._core.wire import (
     redacted,
 )
 
-__all__ = ["Call"]
+__all__ = ["DONE", "Call", "Done", "Retry"]
 
 T = TypeVar("T")
+
+
+class Done(enum.Enum):
+    """What ``Call.after`` returns when the call is over: ``result`` holds its value."""
+
+    DONE = "done"
+
+
+#: The call is over (see ``Done``).
+DONE = Done.DONE
+
+
+@tolerant_repr
+@frozen(repr=False)  # tolerant_repr writes it
+class Retry:
+    """What ``Call.after`` returns when the call goes on: wait, then ``begin`` the next attempt.
+
+    Attributes:
+        delay: the seconds to wait first (the backoff, or what ``Retry-After`` asked).
+    """
+
+    delay: float
 
 
 class Call(Generic[T]):
@@ -177,7 +203,7 @@ class Call(Generic[T]):
         assert self._ends is not None, "remaining() is for a call with a deadline"
         return max(self._ends - time.monotonic(), 0.0)
 
-    def after(self, outcome: Answer | SendFailure | None) -> float | None:
+    def after(self, outcome: Answer | SendFailure | None) -> Retry | Done:
         """Take in one attempt's outcome and decide what comes next.
 
         Args:
@@ -185,7 +211,8 @@ class Call(Generic[T]):
                 ``None`` when the call's deadline cut the attempt off.
 
         Returns:
-            Seconds to sleep before the next attempt; ``None`` when ``result`` is ready.
+            ``DONE`` when ``result`` is ready; else a ``Retry``, the wait before the next
+            attempt.
 
         Warns:
             DeprecationWarning: the response carries the service's ``Deprecation`` or
@@ -207,13 +234,13 @@ class Call(Generic[T]):
             if 200 <= outcome.status_code < 300:
                 # A success is never retried: the common path skips the retry policy.
                 self._take_result(outcome)
-                return None
+                return DONE
         delay = self._retry_delay(outcome)
         if delay is None:
             raise self._error(outcome)
         self.retries += 1
         self._log_retry(outcome, delay)
-        return delay
+        return Retry(delay)
 
     def _counted(self, outcome: Answer | SendFailure | None) -> Answer | SendFailure:
         """Return an attempt's outcome as the call counts it.

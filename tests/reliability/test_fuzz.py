@@ -45,7 +45,7 @@ from animalstore_client import (
 )
 from animalstore_client._backends.httpx import family
 from animalstore_client._core import operations as ops
-from animalstore_client._core.call import Call
+from animalstore_client._core.call import DONE, Call
 from animalstore_client._core.config import resolve_options
 from animalstore_client._core.retries import MAX_RETRY_AFTER
 from tests.conftest import at_scale, httpx_answer
@@ -250,10 +250,10 @@ def drive(
     raw_headers = [(name.encode(), value.encode("latin-1")) for name, value in headers.items()]
     response = httpx.Response(status, content=body, headers=raw_headers, request=request)
     try:
-        delay = call.after(httpx_answer(response))
+        step = call.after(httpx_answer(response))
     except Exception as exc:
         return exc, None
-    return (None, delay) if delay is not None else (call.result, None)
+    return (call.result, None) if step is DONE else (None, step.delay)
 
 
 #: Any of the operations, by name.

@@ -416,7 +416,7 @@ def test_any_signal_on_any_answer_gives_the_usual_outcome_and_at_most_a_deprecat
 ) -> None:
     from animalstore_client._backends.httpx import family
     from animalstore_client._core import operations as ops
-    from animalstore_client._core.call import Call
+    from animalstore_client._core.call import DONE, Call
     from animalstore_client._core.config import resolve_options
     from animalstore_client._core.deprecation import DeprecationNotices
     from animalstore_client._core.exceptions import status_error_class
@@ -442,7 +442,7 @@ def test_any_signal_on_any_answer_gives_the_usual_outcome_and_at_most_a_deprecat
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         if 200 <= status < 300:
-            assert call.after(response) is None
+            assert call.after(response) is DONE
             assert call.result == []
         else:  # the usual outcome: the status's own error, whatever the signals
             with pytest.raises(status_error_class(status)) as caught_error:
