@@ -10,7 +10,8 @@ counts mutmut's trampoline, which it puts between each caller and each mutated f
 SDK's own frame, so that a deprecation warning still points at the caller's line and its tests
 run (and kill) under mutation. And it empties the SDK's memos (its ``functools`` caches, such
 as the converter's hooks for each type) as each run of the tests starts, and, while mutmut
-records which test reaches which function, before each test: a memoised function is run by
+records which test reaches which function, before each test (and the raw views' methods, made
+on first read): a memoised function is run by
 the first test that needs it (or before mutmut forks the mutant's run, with the unmutated code),
 and would be recorded for that test alone, or never run under the mutant.
 """
@@ -67,12 +68,19 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
 
 
 def _forget_memos() -> None:
+    from animalstore_client._raw import RawMethod
+
     for name, module in list(sys.modules.items()):
         if name.partition(".")[0] != "animalstore_client":
             continue
         for value in list(vars(module).values()):
             if isinstance(value, functools._lru_cache_wrapper) and value.__module__ == name:
                 value.cache_clear()
+            elif isinstance(value, type) and value.__module__ == name:
+                # A raw view's methods, made on first read and kept on the descriptor.
+                for member in vars(value).values():
+                    if isinstance(member, RawMethod):
+                        member._functions = None
 
 
 @pytest.hookimpl(tryfirst=True)
