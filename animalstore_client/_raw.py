@@ -17,13 +17,10 @@ import inspect
 import types
 from collections.abc import Awaitable, Callable, Coroutine
 from typing import (
-    TYPE_CHECKING,
     Any,
     Concatenate,
     Generic,
-    Literal,
     NoReturn,
-    Protocol,
     SupportsIndex,
     TypeVar,
     cast,
@@ -50,23 +47,6 @@ P = ParamSpec("P")
 R = TypeVar("R")
 T = TypeVar("T")
 V = TypeVar("V", bound="RawView")
-
-
-if TYPE_CHECKING:  # for the casts below; a Protocol class costs its import time
-
-    class _Sends(Protocol):
-        """What a ``RawResponses`` needs of its ``Client``."""
-
-        def _request(
-            self, operation: operations.Operation[T], raw: Literal[True]
-        ) -> APIResponse[T]: ...
-
-    class _SendsAsync(Protocol):
-        """What an ``AsyncRawResponses`` needs of its ``AsyncClient``."""
-
-        async def _request(
-            self, operation: operations.Operation[T], raw: Literal[True]
-        ) -> APIResponse[T]: ...
 
 
 class Uncopyable:
@@ -114,9 +94,9 @@ class RawView(Uncopyable):
 
     __slots__ = ("_client",)
 
-    def __init__(self, client: object) -> None:
-        # `Client` or `AsyncClient` (their module imports this one): each view's methods say
-        # which they call.
+    def __init__(self, client: Any) -> None:
+        # `Client` or `AsyncClient` (their module imports this one): the view's methods are
+        # made from theirs.
         self._client = client
 
     def _refusal(self) -> TypeError:
@@ -168,22 +148,24 @@ class RawMethod(Generic[P, R]):
 
     Read from a view, a method of it; read from the view's class, the function that
     ``help()``, ``inspect.signature`` and ``create_autospec`` read (the view's parameter left
-    out, as the view's method has none). Both made on first read.
+    out, as the view's method has none). Both made on first read: a coroutine function for an
+    ``AsyncClient``'s method.
 
     Args:
         method: the client's method (``Client.list_pets``); its operation's recipe has its
             name and takes its parameters.
-        is_async: whether it is ``AsyncClient``'s, whose view's methods are coroutines.
     """
 
-    __slots__ = ("__deprecated__", "_functions", "_is_async", "_method")
+    __slots__ = ("_functions", "_method")
 
-    def __init__(self, method: Callable[..., Any], *, is_async: bool) -> None:
+    def __init__(self, method: Callable[..., Any]) -> None:
         self._method = method
-        self._is_async = is_async
         self._functions: tuple[types.FunctionType, types.FunctionType] | None = None
-        #: The client method's deprecation message, if it has one (PEP 702's attribute).
-        self.__deprecated__: str | None = getattr(method, "__deprecated__", None)
+
+    @property
+    def __deprecated__(self) -> str | None:
+        """The client method's deprecation message, if it has one (PEP 702's attribute)."""
+        return getattr(self._method, "__deprecated__", None)
 
     @overload
     def __get__(self, view: None, owner: type[Any]) -> Callable[P, R]: ...
@@ -192,14 +174,15 @@ class RawMethod(Generic[P, R]):
     def __get__(self, view: RawView | None, owner: type[Any]) -> Callable[P, R]:
         """Return the view's method, or read from the class, the function that shows it."""
         call, shown = self._functions or self._made()
-        if view is None:
-            return cast("Callable[P, R]", shown)
-        return cast("Callable[P, R]", types.MethodType(call, view))
+        return shown if view is None else types.MethodType(call, view)
 
     def _made(self) -> tuple[types.FunctionType, types.FunctionType]:
         """Make the view's function and the one its class shows; keep them for later reads."""
         recipe = getattr(operations, self._method.__name__)
-        call = _async_call(recipe) if self._is_async else _sync_call(recipe)
+        if inspect.iscoroutinefunction(self._method):
+            call = _async_call(recipe)
+        else:
+            call = _sync_call(recipe)
         # The same code under another signature: the view's parameter left out.
         shown = types.FunctionType(
             call.__code__, call.__globals__, call.__name__, None, call.__closure__
@@ -227,18 +210,16 @@ class RawMethod(Generic[P, R]):
 
 def _sync_call(recipe: Callable[..., operations.Operation[Any]]) -> types.FunctionType:
     def call(view: RawView, /, *args: Any, **kwargs: Any) -> Any:
-        client = cast("_Sends", view._client)  # a RawResponses: a Client's
-        return client._request(recipe(*args, **kwargs), raw=True)
+        return view._client._request(recipe(*args, **kwargs), raw=True)
 
-    return cast(types.FunctionType, call)
+    return call  # type: ignore[return-value]  # a def is a FunctionType
 
 
 def _async_call(recipe: Callable[..., operations.Operation[Any]]) -> types.FunctionType:
     async def call(view: RawView, /, *args: Any, **kwargs: Any) -> Any:
-        client = cast("_SendsAsync", view._client)  # an AsyncRawResponses: an AsyncClient's
-        return await client._request(recipe(*args, **kwargs), raw=True)
+        return await view._client._request(recipe(*args, **kwargs), raw=True)
 
-    return cast(types.FunctionType, call)
+    return call  # type: ignore[return-value]  # a def is a FunctionType
 
 
 class DeprecatedRawMethod(RawMethod[P, R]):
@@ -267,16 +248,16 @@ class DeprecatedRawMethod(RawMethod[P, R]):
 
 def raw_method(method: Callable[Concatenate[Any, P], T]) -> RawMethod[P, APIResponse[T]]:
     """Return the raw view's counterpart of a ``Client`` method."""
-    return RawMethod(method, is_async=False)
+    return RawMethod(method)
 
 
 def raw_async_method(
     method: Callable[Concatenate[Any, P], Awaitable[T]],
 ) -> RawMethod[P, Coroutine[Any, Any, APIResponse[T]]]:
     """Return the raw view's counterpart of an ``AsyncClient`` method."""
-    return RawMethod(method, is_async=True)
+    return RawMethod(method)
 
 
 def deprecated_raw(method: RawMethod[P, R]) -> DeprecatedRawMethod[P, R]:
     """Return ``method`` flagged as deprecated for type checkers, as the client's method is."""
-    return DeprecatedRawMethod(method._method, is_async=method._is_async)
+    return DeprecatedRawMethod(method._method)
