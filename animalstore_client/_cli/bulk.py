@@ -745,34 +745,8 @@ def create_from_file(
             "stdout is closed: no record's outcome could be shown; none was sent", EXIT_OUTPUT
         )
     try:
-        format = format_of(source, given_format)
-        # stdin through a file object of the run's own: a reader thread left in a read of
-        # sys.stdin's would make the interpreter's exit, which flushes it, abort.
-        stream = open(os.dup(0) if source == "-" else source, "rb")  # noqa: SIM115
-        start = os.lseek(stream.fileno(), 0, os.SEEK_CUR) if is_file(stream) else None
-    except InputError as error:
-        return _refuse(str(error))
-    except OSError as error:
-        return _refuse(f"cannot read {source!r}: {error.strerror or error}")
-    try:
-        records = read_records(stream, format)
-        opened: Journal | NoJournal = (
-            NoJournal()
-            if journal is None
-            else Journal.open(journal, Header(client.base_url, source, format))
-        )
-    except (InputError, JournalError) as error:
-        stream.close()
-        return _refuse(str(error))
-    except OSError as error:
-        stream.close()
-        what = f"the journal {journal!r}" if journal else repr(source)
-        return _refuse(f"cannot use {what}: {error.strerror or error}")
-    try:
-        _check_journal(opened, stream, start, source)
-    except (JournalError, OSError) as error:
-        opened.close()
-        stream.close()
+        stream, records, opened = _open_input(client.base_url, source, given_format, journal)
+    except _Unusable as error:
         return _refuse(str(error))
     progress = Progress(sys.stderr, bar=sys.stderr.isatty(), fraction=_fraction_read(stream))
     bulk = Bulk(client, opened, concurrency, sys.stdout, progress)
@@ -781,20 +755,84 @@ def create_from_file(
         async with client:
             return await bulk.run(records, stream)
 
-    # Not asyncio.run: from Python 3.11 it handles SIGINT itself, by cancelling the run from
-    # outside, until the run's first step sets the handlers; set here, before the loop runs,
-    # they leave it nothing to handle. They last until the very end (the summary, the client's
-    # closing, the loop's own): a signal that comes once the run is over has nothing to stop.
-    # A signal inside the loop's constructor or its close would interrupt it half done, and its
-    # __del__ then prints a traceback: one that comes while the loop is built stops the run as
-    # at its first step; one while it closes comes after the run, with nothing left to stop.
+    try:
+        with _event_loop(bulk.interrupt) as loop:
+            return loop.run_until_complete(run())
+    finally:
+        # A pipe's reader may still wait in a read (its writer keeps it open: `tail -f`);
+        # closing the input would wait for that read, for ever. The exit closes it.
+        if not bulk.reading:
+            stream.close()
+
+
+class _Unusable(Exception):
+    """The input, its format or the journal cannot be used: the message says why."""
+
+
+def _open_input(
+    base_url: str, source: str, given_format: str | None, journal: str | None
+) -> tuple[IO[bytes], Iterator[Record | Invalid], Journal | NoJournal]:
+    """Open the input and its journal, and check that they belong together.
+
+    Returns:
+        The input, its records (read as they are iterated) and the journal, open.
+
+    Raises:
+        _Unusable: one of them cannot be used; what was opened is closed.
+    """
+    with contextlib.ExitStack() as opened:
+        try:
+            format = format_of(source, given_format)
+            # stdin through a file object of the run's own: a reader thread left in a read of
+            # sys.stdin's would make the interpreter's exit, which flushes it, abort.
+            stream = opened.enter_context(open(os.dup(0) if source == "-" else source, "rb"))
+            start = os.lseek(stream.fileno(), 0, os.SEEK_CUR) if is_file(stream) else None
+        except InputError as error:
+            raise _Unusable(str(error)) from None
+        except OSError as error:
+            raise _Unusable(f"cannot read {source!r}: {error.strerror or error}") from None
+        try:
+            records = read_records(stream, format)
+            kept: Journal | NoJournal = (
+                NoJournal()
+                if journal is None
+                else opened.enter_context(
+                    contextlib.closing(Journal.open(journal, Header(base_url, source, format)))
+                )
+            )
+        except (InputError, JournalError) as error:
+            raise _Unusable(str(error)) from None
+        except OSError as error:
+            what = f"the journal {journal!r}" if journal else repr(source)
+            raise _Unusable(f"cannot use {what}: {error.strerror or error}") from None
+        try:
+            _check_journal(kept, stream, start, source)
+        except (JournalError, OSError) as error:
+            raise _Unusable(str(error)) from None
+        opened.pop_all()  # the run closes them
+    return stream, records, kept
+
+
+@contextlib.contextmanager
+def _event_loop(interrupt: Callable[[int], None]) -> Iterator[asyncio.AbstractEventLoop]:
+    """Yield a new event loop on which each signal of ``_STOPPED_BY`` calls ``interrupt``.
+
+    Not asyncio.run, nor asyncio.Runner (which Python 3.10 lacks): from Python 3.11 they
+    handle SIGINT themselves, by cancelling the run from outside, until the run's first step
+    sets the handlers; set here, before the loop runs, they leave it nothing to handle. They
+    last until the very end (the summary, the client's closing, the loop's own): a signal that
+    comes once the run is over has nothing to stop. A signal inside the loop's constructor or
+    its close would interrupt it half done, and its __del__ then prints a traceback: one that
+    comes while the loop is built stops the run as at its first step; one while it closes
+    comes after the run, with nothing left to stop.
+    """
     with _signals_held() as early:
         loop = asyncio.new_event_loop()
-    restore = _handle_signals(loop, bulk.interrupt)
+    restore = _handle_signals(loop, interrupt)
     for signum in early:
-        bulk.interrupt(signum)
+        interrupt(signum)
     try:
-        return loop.run_until_complete(run())
+        yield loop
     finally:
         try:
             loop.run_until_complete(loop.shutdown_asyncgens())
@@ -803,10 +841,6 @@ def create_from_file(
             restore()
             with _signals_held():
                 loop.close()
-            # A pipe's reader may still wait in a read (its writer keeps it open: `tail -f`);
-            # closing the input would wait for that read, for ever. The exit closes it.
-            if not bulk.reading:
-                stream.close()
 
 
 def _check_journal(
