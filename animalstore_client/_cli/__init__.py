@@ -228,19 +228,15 @@ def _pets_get(args: argparse.Namespace) -> int:
 
 def _mock_server(args: argparse.Namespace) -> int:
     """``mock-server``: the built-in reference store in the foreground until Ctrl-C."""
-    from animalstore_client.testing._foreground import (
-        DEFAULT_API_KEY,
-        DEFAULT_PORT,
-        serve_in_foreground,
-    )
+    from animalstore_client.testing import serve_in_foreground
 
-    # mock-server's own --api-key, else the global one given before the command.
-    api_key = args.mock_api_key or args.api_key or DEFAULT_API_KEY
+    # mock-server's own --api-key, else the global one given before the command; what is not
+    # given is left to the store's defaults.
+    options = {"port": args.port, "api_key": args.mock_api_key or args.api_key or None}
     return serve_in_foreground(
-        DEFAULT_PORT if args.port is None else args.port,
-        api_key,
-        args.fault,
+        faults=args.fault,
         honour_idempotency_keys=args.honour_idempotency_keys,
+        **{name: value for name, value in options.items() if value is not None},
     )
 
 
@@ -364,12 +360,23 @@ class _Parser(argparse.ArgumentParser):
 
 
 def _parser(prog: str) -> argparse.ArgumentParser:
+    """Return the parser of the whole command line: global options, then a command."""
     parser = _Parser(
         prog=prog,
         description="Use the animal store API from the shell.",
         epilog=_EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
+    _add_global_options(parser)
+    commands = parser.add_subparsers(title="commands", metavar="COMMAND", required=True)
+    pets = commands.add_parser("pets", help="list, add or fetch animals")
+    _add_pets_commands(pets.add_subparsers(title="commands", metavar="COMMAND", required=True))
+    _add_mock_server(commands)
+    return parser
+
+
+def _add_global_options(parser: argparse.ArgumentParser) -> None:
+    """Add the options given before the command: the client's settings, the output format."""
     parser.add_argument("--version", action="version", version=f"animalstore {__version__}")
     address = parser.add_mutually_exclusive_group()
     address.add_argument(
@@ -418,15 +425,25 @@ def _parser(prog: str) -> argparse.ArgumentParser:
     )
     _add_output(parser, default=None)
 
-    commands = parser.add_subparsers(title="commands", metavar="COMMAND", required=True)
-    pets = commands.add_parser("pets", help="list, add or fetch animals")
-    pet_commands = pets.add_subparsers(title="commands", metavar="COMMAND", required=True)
-    statuses = [status.value for status in PetStatus]
 
+def _add_pets_commands(pet_commands: argparse._SubParsersAction[_Parser]) -> None:
+    """Add ``pets list``, ``pets create`` and ``pets get``."""
+    statuses = [status.value for status in PetStatus]
     listing = _add_command(pet_commands, "list", _pets_list, "list animals (GET /pets)")
     listing.add_argument("--status", choices=statuses, help="only animals with this status")
     listing.add_argument("--limit", type=int, metavar="N", help="at most N, 1 to 100 (default: 20)")
+    _add_create(pet_commands, statuses)
+    get = _add_command(
+        pet_commands,
+        "get",
+        _pets_get,
+        "fetch one animal by id (GET /pets/{petId}); deprecated, use 'pets list --status'",
+    )
+    get.add_argument("pet_id", type=int, metavar="ID", help="the animal's id")
 
+
+def _add_create(pet_commands: argparse._SubParsersAction[_Parser], statuses: list[str]) -> None:
+    """Add ``pets create``: one animal from its options, or every animal of a file."""
     create = _add_command(
         pet_commands,
         "create",
@@ -474,13 +491,11 @@ def _parser(prog: str) -> argparse.ArgumentParser:
         "journal again to resume, creating none twice",
     )
 
-    get = _add_command(
-        pet_commands,
-        "get",
-        _pets_get,
-        "fetch one animal by id (GET /pets/{petId}); deprecated, use 'pets list --status'",
-    )
-    get.add_argument("pet_id", type=int, metavar="ID", help="the animal's id")
+
+def _add_mock_server(commands: argparse._SubParsersAction[_Parser]) -> None:
+    """Add ``mock-server``: the options of the reference store's server."""
+    # Imported here, as the store is: its vocabulary of faults writes the help.
+    from animalstore_client.testing import FAULT_HELP, fault_option, port_number
 
     mock = commands.add_parser(
         "mock-server",
@@ -489,18 +504,15 @@ def _parser(prog: str) -> argparse.ArgumentParser:
         "Prints the export lines for its URL and its key (test-key unless --api-key is given), "
         "and on stderr each scripted fault.",
     )
-    mock.add_argument("--port", type=_port, help="TCP port, 0 for a free one (default: 8080)")
+    mock.add_argument("--port", type=port_number, help="TCP port, 0 for a free one (default: 8080)")
     mock.add_argument(
         "--api-key",
         dest="mock_api_key",
         metavar="KEY",
         help="the API key the store accepts (default: test-key)",
     )
-    # Imported here, as the store is: its vocabulary of faults writes the help.
-    from animalstore_client.testing._faults import FAULT_HELP
-
     mock.add_argument(
-        "--fault", type=_fault, action="append", default=[], metavar="FAULT", help=FAULT_HELP
+        "--fault", type=fault_option, action="append", default=[], metavar="FAULT", help=FAULT_HELP
     )
     mock.add_argument(
         "--honour-idempotency-keys",
@@ -508,20 +520,6 @@ def _parser(prog: str) -> argparse.ArgumentParser:
         help="answer a POST whose Idempotency-Key was seen before with the first answer again",
     )
     mock.set_defaults(command=_mock_server)
-    return parser
-
-
-def _port(text: str) -> int:
-    # Imported only when used: the reference store's server is no part of the other commands.
-    from animalstore_client.testing._foreground import port_number
-
-    return port_number(text)
-
-
-def _fault(text: str) -> object:
-    from animalstore_client.testing._foreground import fault_option
-
-    return fault_option(text)
 
 
 def _concurrency(text: str) -> int:

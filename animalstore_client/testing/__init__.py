@@ -49,7 +49,10 @@ Faults (:class:`Fault`: ``error``, ``delay``, ``drop_before``, ``drop_after``, `
 set-up (a plugin registered on install).
 
 From a shell, ``python -m animalstore_client.testing [--port 8080] [--api-key KEY]`` serves a
-fresh store in the foreground until Ctrl-C.
+fresh store in the foreground until Ctrl-C; ``serve_in_foreground`` does the same from Python.
+A command line of your own takes the same ``--port`` and ``--fault`` options with
+``port_number`` and ``fault_option`` (argparse ``type=``), and ``FAULT_HELP`` as the help of
+``--fault``.
 
 Every route lives under ``/v1``; every request must carry ``Authorization: Bearer <key>``
 with one of the store's keys (checked before anything else). Every error response has the
@@ -84,7 +87,8 @@ The answers to the deprecated ``GET /pets/{petId}`` carry ``Deprecation: @179642
 """
 
 from animalstore_client._exports import publish
-from animalstore_client.testing._faults import Fault, FaultKind, OperationName
+from animalstore_client.testing._faults import FAULT_HELP, Fault, FaultKind, OperationName
+from animalstore_client.testing._foreground import fault_option, port_number, serve_in_foreground
 from animalstore_client.testing._retries import retry_floor
 from animalstore_client.testing._store import (
     IN_PROCESS_BASE_URL,
@@ -95,6 +99,7 @@ from animalstore_client.testing._store import (
 from animalstore_client.testing._transport import FakeTransport
 
 __all__ = [
+    "FAULT_HELP",
     "IN_PROCESS_BASE_URL",
     "ClientSettings",
     "FakeAnimalStore",
@@ -103,7 +108,10 @@ __all__ = [
     "FaultKind",
     "OperationName",
     "RecordedRequest",
+    "fault_option",
+    "port_number",
     "retry_floor",
+    "serve_in_foreground",
 ]
 
 publish(globals())

@@ -10,6 +10,7 @@ Every run is checked for the API key and for tracebacks in its output.
 
 from __future__ import annotations
 
+import ast
 import compileall
 import contextlib
 import functools
@@ -258,6 +259,57 @@ def test_importing_the_sdk_does_not_import_the_command_line() -> None:
         check=True,
     )
     assert completed.stdout.strip() == "[]"
+
+
+def imported_testing_names(source: str) -> list[str]:
+    """Each ``animalstore_client.testing...`` name a module's source imports, dotted."""
+    names = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Import):
+            names += [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.module is not None:
+            names += [f"{node.module}.{alias.name}" for alias in node.names]
+    return [name for name in names if name.startswith("animalstore_client.testing")]
+
+
+def test_the_checks_of_the_command_lines_imports_see_every_form() -> None:
+    source = (
+        "import animalstore_client.testing._server\n"
+        "def f():\n"
+        "    from animalstore_client.testing import _faults, Fault\n"
+        "    from animalstore_client.testing._foreground import port_number\n"
+    )
+
+    assert imported_testing_names(source) == [
+        "animalstore_client.testing._server",
+        "animalstore_client.testing._faults",
+        "animalstore_client.testing.Fault",
+        "animalstore_client.testing._foreground.port_number",
+    ]
+
+
+def test_the_command_line_imports_only_public_names_of_the_testing_package() -> None:
+    # The command line is a user of the reference store like any other: what it needs of it,
+    # the testing package exports (and documents).
+    import animalstore_client._cli
+    import animalstore_client.testing
+
+    public = {f"animalstore_client.testing.{name}" for name in animalstore_client.testing.__all__}
+    folder = Path(animalstore_client._cli.__file__).parent
+    imported = {
+        path.name: imported_testing_names(path.read_text(encoding="utf-8"))
+        for path in sorted(folder.glob("*.py"))
+    }
+
+    assert {name: sorted(set(names) - public) for name, names in imported.items()} == {
+        name: [] for name in imported
+    }
+    assert sorted(imported["__init__.py"]) == [
+        "animalstore_client.testing.FAULT_HELP",
+        "animalstore_client.testing.fault_option",
+        "animalstore_client.testing.port_number",
+        "animalstore_client.testing.serve_in_foreground",
+    ]
 
 
 # -- both entry points ----------------------------------------------------------------------
@@ -1185,23 +1237,31 @@ def test_mock_server_refuses_a_malformed_fault() -> None:
             ["--api-key", "global", "mock-server", "--api-key", "own", "--port", "8000"],
             (8000, "own", [], False),
         ),
+        # An empty key is no key: the next one given, else the store's default.
+        (["--api-key", "global", "mock-server", "--api-key", ""], (8080, "global", [], False)),
+        (["--api-key", "", "mock-server"], (8080, "test-key", [], False)),
     ],
 )
 def test_mock_server_serves_what_its_options_say(
     monkeypatch: pytest.MonkeyPatch, argv: list[str], asked: tuple[object, ...]
 ) -> None:
-    # What the command hands the store's server; the server itself is run for real above.
-    from animalstore_client.testing import _foreground
+    # What the command hands the store's server, the server's own defaults filled in (it is
+    # run for real above), through the name the testing package exports.
+    import inspect
 
+    import animalstore_client.testing as store_testing
+
+    signature = inspect.signature(store_testing.serve_in_foreground)
     served: list[tuple[object, ...]] = []
 
-    def serve(
-        port: int, api_key: str, faults: list[object], *, honour_idempotency_keys: bool
-    ) -> int:
+    def serve(*args: object, **kwargs: object) -> int:
+        bound = signature.bind(*args, **kwargs)
+        bound.apply_defaults()
+        port, api_key, faults, honour_idempotency_keys = bound.arguments.values()
         served.append((port, api_key, list(faults), honour_idempotency_keys))
         return 0
 
-    monkeypatch.setattr(_foreground, "serve_in_foreground", serve)
+    monkeypatch.setattr(store_testing, "serve_in_foreground", serve)
 
     assert invoke(argv, {"ANIMALSTORE_API_KEY": None}).returncode == 0
     assert served == [asked]
