@@ -255,6 +255,33 @@ def test_the_input_is_closed_after_the_run(command: Command, tmp_path: Path) -> 
         assert set(os.listdir("/proc/self/fd")) <= before
 
 
+@pytest.mark.skipif(not os.path.isdir("/proc/self/fd"), reason="Linux's /proc")
+@pytest.mark.parametrize("refused_by", ["the records", "the journal's opening", "the journal"])
+def test_a_refused_run_leaves_the_input_and_the_journal_closed(
+    command: Command, tmp_path: Path, refused_by: str
+) -> None:
+    source = tmp_path / "pets.csv"
+    source.write_bytes(b"name,categoryId\npet-1,1\npet-2,2\n")
+    journal: Path | None = tmp_path / "pets.journal"
+    if refused_by == "the records":
+        source.write_bytes(b"name,status\n")
+        journal = None
+    elif refused_by == "the journal's opening":
+        journal = tmp_path  # a folder
+    else:  # one for a longer input
+        assert command(source, journal=journal)[0] == 0
+        source.write_bytes(b"name,categoryId\npet-1,1\n")
+    before = set(os.listdir("/proc/self/fd"))
+
+    status, printed, _ = command(source, journal=journal)
+
+    assert (status, printed) == (2, [])
+    assert set(os.listdir("/proc/self/fd")) <= before
+    if journal is not None and journal.is_file():  # unlocked: a run of its own input takes it
+        source.write_bytes(b"name,categoryId\npet-1,1\npet-2,2\n")
+        assert command(source, journal=journal)[0] == 0
+
+
 PET_1 = {"id": 41, "name": "pet-1", "categoryId": 1}
 REFUSAL = {"code": "invalid_field", "message": "no", "status": 422}
 
