@@ -933,6 +933,20 @@ def test_each_command_has_help() -> None:
             assert "deprecated" in result.stdout
 
 
+def test_a_commands_epilog_is_printed_as_written_and_its_description_wrapped() -> None:
+    # pets create's epilog is laid out by hand (its indented outputs and exit statuses), so it
+    # is printed as it is written; a command's one-line description is wrapped to the width.
+    from animalstore_client._cli.bulk import BULK_EPILOG
+
+    create = run("pets create --help", base_url=None, key=None).stdout
+    get = run("pets get --help", base_url=None, key=None).stdout
+
+    assert create.endswith(f"\n\n{BULK_EPILOG}")
+    assert (
+        "\n\nFetch one animal by id (GET /pets/{petId}); deprecated, use 'pets list\n--status'.\n\n"
+    ) in get
+
+
 # -- mock-server ----------------------------------------------------------------------------
 
 
