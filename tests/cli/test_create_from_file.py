@@ -499,6 +499,31 @@ def test_a_signal_while_the_runs_loop_is_built_or_closed_interrupts_neither(
         assert "stopped early" not in stderr
 
 
+def test_two_signals_while_the_runs_loop_is_built_stop_it_as_one_does(
+    command: Command, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The second would cut the calls in flight short: there is none yet, nor any worker.
+    source = tmp_path / "pets.jsonl"
+    source.write_bytes(records(3))
+    real_new_event_loop = asyncio.new_event_loop
+
+    def new_event_loop() -> asyncio.AbstractEventLoop:
+        signal.raise_signal(signal.SIGTERM)
+        signal.raise_signal(signal.SIGTERM)
+        return real_new_event_loop()
+
+    monkeypatch.setattr(asyncio, "new_event_loop", new_event_loop)
+    caught: list[int] = []
+    previous = signal.signal(signal.SIGTERM, lambda signum, _frame: caught.append(signum))
+    try:
+        status, printed, stderr = command(source)
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+    assert (status, printed, command.store.requests, caught) == (143, [], [], [])
+    assert "stopped early: terminated (SIGTERM)" in stderr
+
+
 def test_a_run_that_resent_what_may_exist_exits_5_and_so_does_every_later_one(
     command: Command, tmp_path: Path
 ) -> None:
