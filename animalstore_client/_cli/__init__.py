@@ -45,15 +45,17 @@ from animalstore_client._core.config import (
 from animalstore_client._core.exceptions import APIError
 from animalstore_client._core.logging import LOG_VARIABLE, debug_to_stderr
 from animalstore_client._core.models import Pet, PetStatus
+from animalstore_client._core.operations import CREATE_PET, GET_PET, LIST_PETS, Endpoint
 from animalstore_client._core.response import IDEMPOTENCY_ADVICE
 from animalstore_client._core.safe_repr import tolerant_repr
 from animalstore_client._version import __version__
 
 __all__ = ["EXIT_STATUSES", "main"]
 
+assert GET_PET.removal is not None  # a deprecated operation, declared so
 GET_NOTICE = (
-    "notice: 'pets get' uses GET /pets/{petId}, which is deprecated: the service removes it on "
-    "5 December 2030; use 'animalstore pets list --status STATUS' instead."
+    f"notice: 'pets get' uses {GET_PET.name}, which is deprecated: the service removes it on "
+    f"{GET_PET.removal.day}; use 'animalstore pets list --status STATUS' instead."
 )
 
 _EPILOG = f"""\
@@ -429,7 +431,7 @@ def _add_global_options(parser: argparse.ArgumentParser) -> None:
 def _add_pets_commands(pet_commands: argparse._SubParsersAction[_Parser]) -> None:
     """Add ``pets list``, ``pets create`` and ``pets get``."""
     statuses = [status.value for status in PetStatus]
-    listing = _add_command(pet_commands, "list", _pets_list, "list animals (GET /pets)")
+    listing = _add_command(pet_commands, "list", _pets_list, _summary(LIST_PETS))
     listing.add_argument("--status", choices=statuses, help="only animals with this status")
     listing.add_argument("--limit", type=int, metavar="N", help="at most N, 1 to 100 (default: 20)")
     _add_create(pet_commands, statuses)
@@ -437,9 +439,14 @@ def _add_pets_commands(pet_commands: argparse._SubParsersAction[_Parser]) -> Non
         pet_commands,
         "get",
         _pets_get,
-        "fetch one animal by id (GET /pets/{petId}); deprecated, use 'pets list --status'",
+        f"{_summary(GET_PET)}; deprecated, use 'pets list --status'",
     )
     get.add_argument("pet_id", type=int, metavar="ID", help="the animal's id")
+
+
+def _summary(endpoint: Endpoint) -> str:
+    """Return a ``pets`` command's help: what its operation does, and the operation (its route)."""
+    return f"{endpoint.summary} ({endpoint.name})"
 
 
 def _add_create(pet_commands: argparse._SubParsersAction[_Parser], statuses: list[str]) -> None:
@@ -448,7 +455,7 @@ def _add_create(pet_commands: argparse._SubParsersAction[_Parser], statuses: lis
         pet_commands,
         "create",
         _pets_create,
-        "add an animal, or every animal of a file (POST /pets)",
+        _summary(CREATE_PET),
         epilog=BULK_EPILOG,
     )
     create.set_defaults(usage_error=create.error)
