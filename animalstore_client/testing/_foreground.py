@@ -84,6 +84,12 @@ def serve_in_foreground(
 def fault_option(text: str) -> Fault:
     """Parse a ``--fault`` option, for an argparse ``type=``.
 
+    Args:
+        text: the option's value, ``KIND[:ARG][,NAME=VALUE...]`` (see ``FAULT_HELP``).
+
+    Returns:
+        The ``Fault`` it describes, for ``FakeAnimalStore.inject``.
+
     Raises:
         argparse.ArgumentTypeError: ``text`` is not a fault; the message says why, in the
             command line's words (``drop-before``, ``retry-after``), not Python's.
@@ -111,6 +117,12 @@ def _as_typed(message: str, text: str) -> str:
 
 def port_number(text: str) -> int:
     """Parse a TCP port, 0 to 65535 (0: any free port), for an argparse ``type=``.
+
+    Args:
+        text: the option's value, ASCII digits.
+
+    Returns:
+        The port number.
 
     Raises:
         argparse.ArgumentTypeError: ``text`` is not a port number.
