@@ -13,7 +13,6 @@ import time
 from collections.abc import Sequence
 
 from animalstore_client.testing._faults import Fault
-from animalstore_client.testing._server import serve
 from animalstore_client.testing._store import FakeAnimalStore
 
 __all__ = [
@@ -60,7 +59,7 @@ def serve_in_foreground(
     store = FakeAnimalStore(api_keys=(api_key,), honour_idempotency_keys=honour_idempotency_keys)
     store.inject(*faults)
     try:
-        with serve(store, port) as base_url:
+        with store.serve(port) as base_url:  # http.server loaded only now
             print(f"export ANIMALSTORE_BASE_URL={shlex.quote(base_url)}")
             print(f"export ANIMALSTORE_API_KEY={shlex.quote(api_key)}", flush=True)
             print(f"Fake animal store serving on {base_url}; Ctrl-C to stop.", file=sys.stderr)
