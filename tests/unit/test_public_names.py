@@ -226,9 +226,14 @@ def test_raw_views_have_the_clients_parameters_and_docs(
         # On the class, a function with the same parameters (none for the view), for help(),
         # introspection and create_autospec.
         on_class = getattr(view_class, name)
+        assert getattr(view_class, name) is on_class  # made once
         assert inspect.isfunction(on_class)
         assert inspect.signature(on_class) == signature
         assert inspect.iscoroutinefunction(on_class) is (client_class is AsyncClient)
+        assert on_class.__module__ == shown.__module__ == original.__module__
+        deprecation = getattr(original, "__deprecated__", None)
+        assert getattr(on_class, "__deprecated__", None) == deprecation
+        assert getattr(shown, "__deprecated__", None) == deprecation
     # "ǁ": what mutation runs add to a class (mutmut's trampolines), no attribute of ours.
     shown_names = {name for name in dir(view) if not name.startswith("_") and "ǁ" not in name}
     assert shown_names == set(METHOD_NAMES)
