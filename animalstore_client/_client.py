@@ -23,9 +23,7 @@ import httpx
 from typing_extensions import Self, deprecated
 
 from animalstore_client._backends import async_pool, default_timeout, sync_pool
-from animalstore_client._backends.deadline import send_within, send_within_async
 from animalstore_client._core import operations as ops
-from animalstore_client._core.call import DONE, Call
 from animalstore_client._core.config import (
     DEFAULT_MAX_RESPONSE_BYTES,
     DEFAULT_MAX_RETRIES,
@@ -39,7 +37,6 @@ from animalstore_client._core.config import (
 from animalstore_client._core.deprecation import DeprecationNotices
 from animalstore_client._core.models import Pet, PetStatus
 from animalstore_client._core.response import APIResponse
-from animalstore_client._core.retries import Pause
 from animalstore_client._core.types import NOT_GIVEN, NotGiven, PetStatusLiteral
 from animalstore_client._raw import (
     RawView,
@@ -54,6 +51,7 @@ __all__ = ["AsyncClient", "AsyncRawResponses", "Client", "RawResponses"]
 
 if TYPE_CHECKING:
     from animalstore_client._backends import AsyncHttpClient, SyncHttpClient
+    from animalstore_client._core.call import Call
 else:
     # What `http_client` shows at run time: httpx's own classes. httpx2 and aiohttp are not
     # imported until a user hands one of theirs over, so the unions type checkers read
@@ -107,6 +105,11 @@ class _BaseClient(Uncopyable):
         # Shared with the copies `with_options` makes: the service's deprecation signals warn
         # once per client family and operation, and its Retry-After holds back all of them.
         self._notices = DeprecationNotices()
+        # The call machinery (calls, retries, deadlines) loads with the first client, not with
+        # the package: `import animalstore_client` stays within a tenth of its dependencies'
+        # (docs/performance.md, case 6).
+        from animalstore_client._core.retries import Pause
+
         self._pause = Pause()
 
     @property
@@ -217,7 +220,9 @@ class _BaseClient(Uncopyable):
             raise RuntimeError(f"this {type(self).__name__} is closed; create a new one")
         return self._pool
 
-    def _start(self, operation: ops.Operation[T], raw: bool) -> Call[T]:
+    def _start(self, operation: ops.Operation[T], raw: bool) -> "Call[T]":
+        from animalstore_client._core.call import Call  # with the first call (see _configure)
+
         return Call(operation, self._options, raw=raw, notices=self._notices, pause=self._pause)
 
     def __repr__(self) -> str:
@@ -510,9 +515,11 @@ class Client(_BaseClient):
             if call.deadline is None:
                 outcome = sender.send(request)
             else:
+                from animalstore_client._backends.deadline import send_within
+
                 outcome = send_within(call.remaining(), sender.send, request)
             step = call.after(outcome)
-            if step is DONE:
+            if step.done:
                 return call.result
             time.sleep(step.delay)
 
@@ -794,9 +801,11 @@ class AsyncClient(_BaseClient):
             if call.deadline is None:
                 outcome = await sender.send(request)
             else:
+                from animalstore_client._backends.deadline import send_within_async
+
                 outcome = await send_within_async(call.remaining(), sender.send, request)
             step = call.after(outcome)
-            if step is DONE:
+            if step.done:
                 return call.result
             await sender.sleep(step.delay)
 

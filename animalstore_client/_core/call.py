@@ -13,14 +13,11 @@ reading, in ``BodyReader``.
 
 from __future__ import annotations
 
-import enum
 import json
 import logging
 import time
 import weakref
-from typing import Generic, TypeVar
-
-from attrs import frozen
+from typing import Generic, NamedTuple, TypeVar
 
 from animalstore_client._core.config import ClientOptions
 from animalstore_client._core.deprecation import DeprecationNotices
@@ -39,7 +36,6 @@ from animalstore_client._core.retries import (
     retry_after,
     retry_delay,
 )
-from animalstore_client._core.safe_repr import tolerant_repr
 from animalstore_client._core.types import NotGiven
 from animalstore_client._core.wire import (
     Answer,
@@ -49,31 +45,26 @@ from animalstore_client._core.wire import (
     redacted,
 )
 
-__all__ = ["DONE", "Call", "Done", "Retry"]
+__all__ = ["DONE", "Call", "Next"]
 
 T = TypeVar("T")
 
 
-class Done(enum.Enum):
-    """What ``Call.after`` returns when the call is over: ``result`` holds its value."""
-
-    DONE = "done"
-
-
-#: The call is over (see ``Done``).
-DONE = Done.DONE
-
-
-@tolerant_repr
-@frozen(repr=False)  # tolerant_repr writes it
-class Retry:
-    """What ``Call.after`` returns when the call goes on: wait, then ``begin`` the next attempt.
+class Next(NamedTuple):
+    """What ``Call.after`` decided comes next: the call is over, or a wait and another attempt.
 
     Attributes:
-        delay: the seconds to wait first (the backoff, or what ``Retry-After`` asked).
+        done: whether the call is over: ``result`` holds its value.
+        delay: when not done, the seconds to wait before ``begin`` makes the next attempt (the
+            backoff, or what ``Retry-After`` asked).
     """
 
-    delay: float
+    done: bool
+    delay: float = 0.0
+
+
+#: The call is over.
+DONE = Next(done=True)
 
 
 class Call(Generic[T]):
@@ -203,7 +194,7 @@ class Call(Generic[T]):
         assert self._ends is not None, "remaining() is for a call with a deadline"
         return max(self._ends - time.monotonic(), 0.0)
 
-    def after(self, outcome: Answer | SendFailure | None) -> Retry | Done:
+    def after(self, outcome: Answer | SendFailure | None) -> Next:
         """Take in one attempt's outcome and decide what comes next.
 
         Args:
@@ -211,7 +202,7 @@ class Call(Generic[T]):
                 ``None`` when the call's deadline cut the attempt off.
 
         Returns:
-            ``DONE`` when ``result`` is ready; else a ``Retry``, the wait before the next
+            ``DONE`` when ``result`` is ready; else a ``Next`` with the wait before the next
             attempt.
 
         Warns:
@@ -240,7 +231,7 @@ class Call(Generic[T]):
             raise self._error(outcome)
         self.retries += 1
         self._log_retry(outcome, delay)
-        return Retry(delay)
+        return Next(done=False, delay=delay)
 
     def _counted(self, outcome: Answer | SendFailure | None) -> Answer | SendFailure:
         """Return an attempt's outcome as the call counts it.

@@ -19,11 +19,10 @@ names, kinds and defaults.
 from __future__ import annotations
 
 import os
-import re
 from datetime import date
-from typing import Any, Generic, TypeVar
+from typing import Any, Generic, NamedTuple, TypeVar
 
-from attrs import define, field, frozen
+from attrs import define
 
 from animalstore_client._core.config import check_deadline, check_headers, check_timeout
 from animalstore_client._core.converter import enum_value, unstructure
@@ -38,7 +37,6 @@ __all__ = [
     "ENDPOINTS",
     "GET_PET",
     "LIST_PETS",
-    "ROUTE_PARAMETER",
     "Endpoint",
     "Operation",
     "Removal",
@@ -62,13 +60,11 @@ _MONTHS = (
     "November",
     "December",
 )
-#: A route's parameter, as the spec writes it: ``{petId}``; group 1 is its name.
-ROUTE_PARAMETER = re.compile(r"\{(\w+)\}")
 
 
-@tolerant_repr
-@frozen(eq=False, repr=False)  # one of each, never compared; tolerant_repr writes the repr
-class Removal:
+# NamedTuples, not attrs classes: declared once each, at import, where an attrs class costs a
+# quarter of a millisecond to build (docs/performance.md, case 6).
+class Removal(NamedTuple):
     """An operation the spec deprecates: when the service removes it, and what to use instead.
 
     Attributes:
@@ -86,9 +82,7 @@ class Removal:
         return f"{self.on.day} {_MONTHS[self.on.month - 1]} {self.on.year}"  # not %B: a locale's
 
 
-@tolerant_repr
-@frozen(eq=False, repr=False)
-class Endpoint:
+class Endpoint(NamedTuple):
     """One operation of the API.
 
     Attributes:
@@ -101,9 +95,6 @@ class Endpoint:
             ``None`` for an answer without a body (a 204): the call then returns ``None``.
         summary: what it does, for the command line's help (``"fetch one animal by id"``).
         removal: when and for what the spec deprecates it; ``None`` if it does not.
-        name: ``"GET /pets/{petId}"``: how messages, logs, the store and its faults name it.
-        idempotent: whether sending it twice is harmless (every method but ``POST``), so that a
-            failure that may have reached the service may be retried.
     """
 
     method: str
@@ -113,15 +104,18 @@ class Endpoint:
     result: Any
     summary: str
     removal: Removal | None = None
-    name: str = field(init=False)
-    idempotent: bool = field(init=False)
 
-    @name.default
-    def _name(self) -> str:
+    @property
+    def name(self) -> str:
+        """``"GET /pets/{petId}"``: how messages, logs, the store and its faults name it."""
         return f"{self.method} {self.route}"
 
-    @idempotent.default
-    def _idempotent(self) -> bool:
+    @property
+    def idempotent(self) -> bool:
+        """Whether sending it twice is harmless (every method but ``POST``).
+
+        A failure that may have reached the service is then retried.
+        """
         return self.method != "POST"
 
     def path(self, **values: object) -> str:
@@ -134,9 +128,8 @@ class Endpoint:
         Returns:
             The path relative to the base URL (``"pets/7"``).
         """
-        if not values:  # most operations: no parameter, no regular expression per call
-            return self.route[1:]
-        return ROUTE_PARAMETER.sub(lambda match: str(values[match[1]]), self.route)[1:]
+        # The spec's {petId} is str.format's field.
+        return self.route[1:].format_map(values) if values else self.route[1:]
 
     @property
     def deprecation(self) -> str | None:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import re
+import string
 import threading
 from collections.abc import Callable, Iterable, Mapping
 from contextlib import AbstractContextManager
@@ -22,7 +23,7 @@ from typing_extensions import TypedDict, Unpack
 from animalstore_client._client import AsyncClient, Client
 from animalstore_client._core.config import TimeoutLike
 from animalstore_client._core.models import Pet, PetStatus
-from animalstore_client._core.operations import ENDPOINTS, ROUTE_PARAMETER
+from animalstore_client._core.operations import ENDPOINTS
 from animalstore_client._core.safe_repr import tolerant_repr
 from animalstore_client._core.types import NotGiven, PetStatusLiteral
 from animalstore_client.testing._faults import (
@@ -678,8 +679,15 @@ def _routes() -> tuple[tuple[re.Pattern[str], str, dict[str, _Handler]], ...]:
             )
         routes.setdefault(endpoint.route, {})[endpoint.method] = handler
     return tuple(
-        (re.compile("/v1" + ROUTE_PARAMETER.sub(r"(?P<\1>[^/]+)", route)), route, handlers)
-        for route, handlers in routes.items()
+        (re.compile("/v1" + _pattern(route)), route, handlers) for route, handlers in routes.items()
+    )
+
+
+def _pattern(route: str) -> str:
+    """Return a route as a regular expression: each ``{name}`` a group of that name."""
+    return "".join(
+        re.escape(literal) + ("" if name is None else f"(?P<{name}>[^/]+)")
+        for literal, name, _, _ in string.Formatter().parse(route)
     )
 
 

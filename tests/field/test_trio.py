@@ -21,8 +21,8 @@ from animalstore_client import (
     DefaultAsyncHttpxClient,
     Pet,
     RateLimitError,
-    _client,
 )
+from animalstore_client._backends import deadline
 from animalstore_client._backends.deadline import send_within_async
 from animalstore_client.testing import FakeAnimalStore, retry_floor
 from tests.reliability.conftest import NO_HTTPX2
@@ -260,7 +260,7 @@ def test_the_deadline_cuts_a_call_off_under_trio(
         granted.append((seconds, dict(request.timeout)))
         return await send_within_async(seconds, send, request)
 
-    monkeypatch.setattr(_client, "send_within_async", bounded)
+    monkeypatch.setattr(deadline, "send_within_async", bounded)
     server = DripServer(mode)
 
     async def main() -> tuple[BaseException, float]:

@@ -30,8 +30,8 @@ from animalstore_client import (
     APITimeoutError,
     InternalServerError,
     ResponseTooLargeError,
-    _client,
 )
+from animalstore_client._backends import deadline
 from animalstore_client._backends.deadline import send_within, send_within_async
 from tests.conftest import VirtualClock, closed_after
 from tests.reliability.conftest import PET, Api
@@ -101,8 +101,8 @@ def granted(monkeypatch: pytest.MonkeyPatch) -> list[tuple[float, dict[str, floa
         given.append((seconds, dict(request.timeout)))
         return await send_within_async(seconds, send, request)
 
-    monkeypatch.setattr(_client, "send_within", sync)
-    monkeypatch.setattr(_client, "send_within_async", asynchronous)
+    monkeypatch.setattr(deadline, "send_within", sync)
+    monkeypatch.setattr(deadline, "send_within_async", asynchronous)
     return given
 
 

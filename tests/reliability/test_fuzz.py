@@ -45,7 +45,7 @@ from animalstore_client import (
 )
 from animalstore_client._backends.httpx import family
 from animalstore_client._core import operations as ops
-from animalstore_client._core.call import DONE, Call
+from animalstore_client._core.call import Call
 from animalstore_client._core.config import resolve_options
 from animalstore_client._core.retries import MAX_RETRY_AFTER
 from tests.conftest import at_scale, httpx_answer
@@ -253,7 +253,7 @@ def drive(
         step = call.after(httpx_answer(response))
     except Exception as exc:
         return exc, None
-    return (call.result, None) if step is DONE else (None, step.delay)
+    return (call.result, None) if step.done else (None, step.delay)
 
 
 #: Any of the operations, by name.

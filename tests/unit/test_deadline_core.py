@@ -18,7 +18,7 @@ import pytest
 from animalstore_client import APIStatusError, APITimeoutError, InternalServerError
 from animalstore_client._backends.deadline import send_within, send_within_async
 from animalstore_client._core import operations as ops
-from animalstore_client._core.call import Call, Retry
+from animalstore_client._core.call import Call
 from animalstore_client._core.config import resolve_options
 from animalstore_client._core.retries import Pause
 from animalstore_client._core.wire import Answer, Failure, Request, SendFailure, deadline_passed
@@ -85,7 +85,7 @@ def test_a_timeout_before_the_deadline_is_retried_as_usual() -> None:
 
     step = call.after(read_timeout(call))
 
-    assert isinstance(step, Retry)
+    assert step.done is False
     assert call.retries == 1
 
 
@@ -200,7 +200,7 @@ def test_a_retry_whose_sleep_overran_the_deadline_ends_in_the_deadlines_error(
     call = list_call(timeout=30.0, deadline=2.0)
     call.begin()
     step = call.after(unavailable())  # no Retry-After: the call's own backoff
-    assert isinstance(step, Retry)
+    assert step.done is False
     clock.now += step.delay + 2.0  # past the deadline, whatever the backoff (0.5 s at most)
 
     assert call.wait() == 0.0
@@ -219,7 +219,7 @@ def test_a_retry_that_a_later_pause_outlasts_gives_the_last_answers_error(
     pause = Pause()
     call = list_call(timeout=30.0, deadline=10.0, pause=pause)
     call.begin()
-    assert isinstance(call.after(unavailable()), Retry)
+    assert call.after(unavailable()).done is False
     pause.extend(30.0)
 
     with pytest.raises(APIStatusError) as caught:

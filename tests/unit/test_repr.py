@@ -46,7 +46,12 @@ def test_the_classes_are_found() -> None:
     assert len(CLASSES) > 40  # every module walked: 48 when the layout changed
 
 
-@pytest.mark.parametrize("cls", CLASSES, ids=lambda cls: f"{cls.__module__}.{cls.__qualname__}")
+@pytest.mark.parametrize(
+    "cls",
+    # A NamedTuple is made whole by tuple.__new__ or not at all: none is ever half-built.
+    [cls for cls in CLASSES if not issubclass(cls, tuple)],
+    ids=lambda cls: f"{cls.__module__}.{cls.__qualname__}",
+)
 def test_repr_and_str_of_an_object_whose_constructor_never_ran(cls: Any) -> None:
     # What a constructor that raised before its first assignment leaves behind.
     half_built = cls.__new__(cls)
