@@ -9,7 +9,9 @@ its recipe (``_core.operations``) handed to the client's ``_request``. That driv
 (``_core.call``), which owns the request, retries, the deadline, parsing and errors, with a
 backend's sender (``_backends``), which only sends. The two clients' signatures and
 docstrings are the same, which ``tests/unit/test_client.py`` checks. The raw-response views
-are at the end.
+are at the end: each method a ``RawMethod`` (``_raw``), which sends the same recipe with
+``_request(..., raw=True)``. The call machinery and the backends' pools load with the first
+client, not with the package.
 """
 
 # No `from __future__ import annotations`: annotations stay objects, so `inspect.signature` and
