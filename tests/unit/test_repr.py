@@ -126,8 +126,10 @@ def test_an_attrs_class_without_a_repr_gets_the_one_attrs_would_write() -> None:
 
     by_attrs, ours = both(name="North", secret="s3cret", size=None)
     assert repr(ours) == repr(by_attrs) == "Kennel(name='North', size=None)"
-    half_built = type(ours).__new__(type(ours))
-    assert repr(half_built) == repr(type(by_attrs).__new__(type(by_attrs)))
+    ours_class: Any = type(ours)
+    attrs_class: Any = type(by_attrs)
+    half_built = ours_class.__new__(ours_class)
+    assert repr(half_built) == repr(attrs_class.__new__(attrs_class))
     assert repr(half_built) == "<Kennel (incomplete)>"
     assert repr(
         animalstore_client.Pet(
