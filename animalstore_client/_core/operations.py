@@ -128,8 +128,7 @@ class Endpoint(NamedTuple):
         Returns:
             The path relative to the base URL (``"pets/7"``).
         """
-        # The spec's {petId} is str.format's field.
-        return self.route[1:].format_map(values) if values else self.route[1:]
+        return self.route[1:].format_map(values)  # the spec's {petId} is str.format's field
 
     @property
     def deprecation(self) -> str | None:
