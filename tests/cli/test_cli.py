@@ -901,6 +901,23 @@ def test_without_verbose_nothing_is_logged(api: Server) -> None:
     assert (result.returncode, result.stderr) == (0, "")
 
 
+def test_a_file_run_logs_its_requests_with_verbose_only(api: Server, tmp_path: Path) -> None:
+    source = tmp_path / "pets.jsonl"
+    source.write_text('{"name": "Rex", "categoryId": 3}\n', encoding="utf-8")
+    quiet = run(
+        f"pets create --from-file {source} --journal {tmp_path / 'quiet'}", base_url=api.base_url
+    )
+    loud = run(
+        f"-v pets create --from-file {source} --journal {tmp_path / 'loud'}", base_url=api.base_url
+    )
+
+    assert (quiet.returncode, loud.returncode) == (0, 0)
+    assert "DEBUG" not in quiet.stderr
+    posts = re.findall(r"animalstore_client DEBUG POST \S+/v1/pets -> 201", loud.stderr)
+    assert len(posts) == 1
+    assert KEY not in loud.stderr
+
+
 # -- help -----------------------------------------------------------------------------------
 
 
