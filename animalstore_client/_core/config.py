@@ -17,7 +17,6 @@ from typing import Protocol
 import httpx
 from attrs import field, frozen
 
-from animalstore_client._core.decoding import accept_encoding
 from animalstore_client._core.safe_repr import tolerant_repr
 from animalstore_client._core.validation import check_enum, check_int, check_str
 from animalstore_client._version import __version__
@@ -377,6 +376,9 @@ def resolve_options(
 
 
 def _request_headers(api_key: str, default_headers: Mapping[str, str]) -> dict[str, str]:
+    # The decoders load with the first client, not with the package.
+    from animalstore_client._core.decoding import accept_encoding
+
     # httpx.Headers merges names case-insensitively: a user's "user-agent" or "accept" replaces
     # ours instead of being sent beside it. Authorization cannot come from the user's headers.
     merged = httpx.Headers(

@@ -30,7 +30,6 @@ import httpx
 from animalstore_client._core.models import Error
 from animalstore_client._core.root_error import AnimalStoreError
 from animalstore_client._core.safe_repr import tolerant_repr
-from animalstore_client._core.wire import response_view
 
 __all__ = [
     "APIConnectionError",
@@ -256,6 +255,9 @@ def _without_headers(request: httpx.Request) -> httpx.Request:
 
 
 def _safe_response(response: httpx.Response) -> httpx.Response:
+    # Imported here: wire loads with the first client, not with the package.
+    from animalstore_client._core.wire import response_view
+
     return response_view(
         response.status_code,
         response.headers.raw,

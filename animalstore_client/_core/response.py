@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from datetime import datetime
-from typing import Any, Generic, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar, cast
 
 import attrs
 import httpx
@@ -24,7 +24,9 @@ from animalstore_client._core.exceptions import (
 )
 from animalstore_client._core.models import Error
 from animalstore_client._core.safe_repr import tolerant_repr
-from animalstore_client._core.wire import Answer, Failure, Request, SendFailure
+
+if TYPE_CHECKING:
+    from animalstore_client._core.wire import Answer, Request, SendFailure
 
 __all__ = ["APIResponse", "connection_error", "parse_body", "status_error"]
 
@@ -60,6 +62,22 @@ def _excerpt(answer: Answer) -> str:
     if len(head) > _EXCERPT_CHARS or len(content) > _EXCERPT_CHARS * 4:
         text += " ..."
     return text or answer.reason_phrase() or "(empty body)"
+
+
+class _Answer(Protocol):
+    """What an ``APIResponse`` reads of the core's ``Answer``.
+
+    Named here so that the public constructor's annotations resolve at run time without
+    importing the wire module, which loads with the first client.
+    """
+
+    status_code: int
+    content: bytes
+    headers: Mapping[str, str]
+
+    def http_response(self) -> httpx.Response: ...
+
+    def http_headers(self) -> httpx.Headers: ...
 
 
 @tolerant_repr
@@ -100,7 +118,7 @@ class APIResponse(Generic[T]):
     )
 
     def __init__(
-        self, answer: Answer, result_type: Any, retries_taken: int, scrub: Scrub | None = None
+        self, answer: _Answer, result_type: Any, retries_taken: int, scrub: Scrub | None = None
     ) -> None:
         self._answer = answer
         self._scrub = scrub
@@ -156,7 +174,9 @@ class APIResponse(Generic[T]):
                 message names the bad field.
         """
         if self._parsed is _UNPARSED:
-            self._parsed = parse_body(self._answer, self._result_type, self._scrub)
+            # Only the SDK builds one, from an Answer.
+            answer = cast("Answer", self._answer)
+            self._parsed = parse_body(answer, self._result_type, self._scrub)
         return self._parsed  # type: ignore[return-value]
 
     def __reduce__(self) -> tuple[object, ...]:
@@ -239,18 +259,19 @@ def status_error(answer: Answer, base_url: str = "", scrub: Scrub | None = None)
 #: the command line replaces with its own.
 IDEMPOTENCY_ADVICE = "; pass idempotency_key= to make retries safe"
 #: What the caller needs to know of a call that got no answer, by how far its last attempt got
-#: and whether the call is idempotent: whether it may have done anything, and what to do. The
-#: one call that is not idempotent is ``create_pet``.
-_CONSEQUENCES: dict[tuple[Failure, bool], str] = {
-    (Failure.MAYBE_SENT, False): (
+#: (the ``Failure``'s name: ``wire`` loads with the first client, not with the package) and
+#: whether the call is idempotent: whether it may have done anything, and what to do. The one
+#: call that is not idempotent is ``create_pet``.
+_CONSEQUENCES: dict[tuple[str, bool], str] = {
+    ("MAYBE_SENT", False): (
         "; the animal may have been created; not retried, as a create is retried only when it "
         "provably was not processed" + IDEMPOTENCY_ADVICE
     ),
-    (Failure.NOT_SENT, False): (
+    ("NOT_SENT", False): (
         "; not sent, so the animal was not created: the request provably never reached the "
         "service, and calling again is safe"
     ),
-    (Failure.NOT_SENT, True): (
+    ("NOT_SENT", True): (
         "; not sent: the request provably never reached the service, and calling again is safe"
     ),
 }
@@ -273,11 +294,11 @@ def connection_error(failure: SendFailure, request: Request, *, idempotent: bool
         for a timeout (the deadline's included), else an ``APIConnectionError``.
     """
     kind: type[APIError]
-    if failure.failure is Failure.TOO_LARGE:
+    if failure.failure.name == "TOO_LARGE":
         kind = ResponseTooLargeError
     else:
         kind = APITimeoutError if failure.timeout else APIConnectionError
-    consequence = _CONSEQUENCES.get((failure.failure, idempotent), "")
+    consequence = _CONSEQUENCES.get((failure.failure.name, idempotent), "")
     return from_source(
         kind,
         f"{request.method} {request.full_url} failed: {failure.detail}{consequence}",
