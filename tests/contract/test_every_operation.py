@@ -14,7 +14,7 @@ import inspect
 import io
 import re
 from pathlib import Path
-from typing import Any, get_args
+from typing import get_args
 
 import pytest
 
@@ -23,7 +23,7 @@ from animalstore_client._cli import main as cli
 from animalstore_client._core import operations as recipes
 from animalstore_client._core.operations import ENDPOINTS, Endpoint
 from animalstore_client._raw import RawMethod
-from animalstore_client.testing import FakeAnimalStore, OperationName
+from animalstore_client.testing import FakeAnimalStore, OperationName, RecordedRequest
 from animalstore_client.testing._faults import OPERATION_OF_ROUTE
 from animalstore_client.testing._store import OPERATIONS
 from tests.contract.operations import SpecOperation, operations
@@ -181,8 +181,10 @@ def test_a_deprecated_operation_says_the_declared_words_everywhere(endpoint: End
     # The raw views' descriptor's literal: tests/unit/test_public_names.py.
 
 
-def call_every_way(store: FakeAnimalStore, endpoint: Endpoint) -> list[tuple[str, object]]:
-    """Call the operation through each client and raw view; return what each gave."""
+def call_every_way(endpoint: Endpoint) -> list[tuple[str, object, list[RecordedRequest]]]:
+    """Call the operation through each client and raw view, each against a store of its own
+    holding one pet (1, which the valid arguments name; a delete may remove it); return what
+    each gave and the requests its store received."""
     args, kwargs = VALID_ARGUMENTS[endpoint.method_name]
 
     def warned() -> contextlib.AbstractContextManager[object]:
@@ -190,45 +192,48 @@ def call_every_way(store: FakeAnimalStore, endpoint: Endpoint) -> list[tuple[str
             return contextlib.nullcontext()  # and the suite's warnings are errors
         return pytest.warns(DeprecationWarning, match=f"^{re.escape(endpoint.deprecation)}$")
 
-    def call(target: object) -> Any:
-        with warned():
-            return getattr(target, endpoint.method_name)(*args, **kwargs)
+    def store() -> FakeAnimalStore:
+        made = FakeAnimalStore()
+        made.add_pet(name="Rex", category_id=3)
+        return made
 
-    async def call_async(target: object) -> Any:
-        with warned():
-            return await getattr(target, endpoint.method_name)(*args, **kwargs)
+    given: list[tuple[str, object, list[RecordedRequest]]] = []
+    for name, raw in (("Client", False), ("RawResponses", True)):
+        with (served := store()).client() as client, warned():
+            target = client.with_raw_response if raw else client
+            given.append((name, getattr(target, endpoint.method_name)(*args, **kwargs), []))
+        given[-1][2].extend(served.requests)
 
-    async def both_async() -> list[tuple[str, object]]:
-        async with store.async_client() as client:
-            return [
-                ("AsyncClient", await call_async(client)),
-                ("AsyncRawResponses", await call_async(client.with_raw_response)),
-            ]
+    async def call_async(raw: bool) -> tuple[object, list[RecordedRequest]]:
+        async with (served := store()).async_client() as client:
+            target = client.with_raw_response if raw else client
+            with warned():
+                result = await getattr(target, endpoint.method_name)(*args, **kwargs)
+        return result, served.requests
 
-    with store.client() as client:
-        given = [("Client", call(client)), ("RawResponses", call(client.with_raw_response))]
-    return [*given, *asyncio.run(both_async())]
+    for name, raw in (("AsyncClient", False), ("AsyncRawResponses", True)):
+        result, requests = asyncio.run(call_async(raw))
+        given.append((name, result, requests))
+    return given
 
 
 @pytest.mark.parametrize("endpoint", ENDPOINTS, ids=lambda endpoint: endpoint.method_name)
 def test_every_operation_answers_through_every_client_and_raw_view(endpoint: Endpoint) -> None:
-    store = FakeAnimalStore()
-    store.add_pet(name="Rex", category_id=3)  # pet 1, which get_pet's valid arguments name
-
-    given = call_every_way(store, endpoint)
+    given = call_every_way(endpoint)
 
     # A method that forgot its `return` gives None; a raw view gives the client's result
-    # wrapped, parsed to the declared type.
-    assert [name for name, _ in given] == [
+    # wrapped, parsed to the declared type (None for an answer without a body).
+    assert [name for name, _, _ in given] == [
         "Client",
         "RawResponses",
         "AsyncClient",
         "AsyncRawResponses",
     ]
-    results = [result.parse() if isinstance(result, APIResponse) else result for _, result in given]
-    assert [isinstance(result, APIResponse) for _, result in given] == [False, True] * 2
-    assert all(isinstance(result, endpoint.result) for result in results), results
-    requests = store.requests
-    assert [request.method for request in requests] == [endpoint.method] * 4
+    assert [isinstance(result, APIResponse) for _, result, _ in given] == [False, True] * 2
+    results = [r.parse() if isinstance(r, APIResponse) else r for _, r, _ in given]
+    expected = type(None) if endpoint.result is None else endpoint.result
+    assert all(isinstance(result, expected) for result in results), results
     route = re.sub(r"\\\{\w+\\\}", "[^/]+", re.escape(endpoint.route))
-    assert all(re.fullmatch("/v1" + route, request.path) for request in requests), requests
+    for name, _, requests in given:
+        assert [request.method for request in requests] == [endpoint.method], name
+        assert re.fullmatch("/v1" + route, requests[0].path), (name, requests)
