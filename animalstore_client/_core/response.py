@@ -75,9 +75,13 @@ class _Answer(Protocol):
     content: bytes
     headers: Mapping[str, str]
 
-    def http_response(self) -> httpx.Response: ...
+    def http_response(self) -> httpx.Response:
+        """Return the answer as an ``httpx.Response``."""
+        ...
 
-    def http_headers(self) -> httpx.Headers: ...
+    def http_headers(self) -> httpx.Headers:
+        """Return the answer's headers as ``httpx.Headers``."""
+        ...
 
 
 @tolerant_repr
