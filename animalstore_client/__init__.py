@@ -23,7 +23,6 @@ from animalstore_client._core.config import (
     BASE_URLS,
     DEFAULT_CONNECTION_LIMITS,
     DEFAULT_MAX_RESPONSE_BYTES,
-    DEFAULT_MAX_RETRIES,
     DEFAULT_TIMEOUT,
     Environment,
     TimeoutLike,
@@ -45,6 +44,7 @@ from animalstore_client._core.exceptions import (
 )
 from animalstore_client._core.models import Error, NewPet, Pet, PetList, PetStatus
 from animalstore_client._core.response import APIResponse
+from animalstore_client._core.retry_policy import DEFAULT_MAX_RETRIES, RetryPolicy
 from animalstore_client._core.types import NOT_GIVEN, NotGiven, PetStatusLiteral
 from animalstore_client._exports import publish
 from animalstore_client._version import __version__
@@ -86,6 +86,7 @@ __all__ = [
     "RateLimitError",
     "RawResponses",
     "ResponseTooLargeError",
+    "RetryPolicy",
     "TimeoutLike",
     "WireFormatError",
     "__version__",

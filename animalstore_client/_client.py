@@ -19,7 +19,7 @@ client, not with the package.
 # included) reads them with no name to look up.
 import time
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any, Final, Literal, TypeVar, overload
+from typing import TYPE_CHECKING, Any, Final, Literal, SupportsIndex, TypeVar, overload
 
 import httpx
 from typing_extensions import Self, deprecated
@@ -28,10 +28,11 @@ from animalstore_client._backends import async_pool, default_timeout, sync_pool
 from animalstore_client._core import operations as ops
 from animalstore_client._core.config import (
     DEFAULT_MAX_RESPONSE_BYTES,
-    DEFAULT_MAX_RETRIES,
     DEFAULT_TIMEOUT,
     ClientOptions,
     Environment,
+    EnvironmentKey,
+    KeyProvider,
     TimeoutLike,
     merge_headers,
     resolve_options,
@@ -39,6 +40,7 @@ from animalstore_client._core.config import (
 from animalstore_client._core.deprecation import DeprecationNotices
 from animalstore_client._core.models import Pet, PetStatus
 from animalstore_client._core.response import APIResponse
+from animalstore_client._core.retry_policy import RetryPolicy
 from animalstore_client._core.types import NOT_GIVEN, NotGiven, PetStatusLiteral
 from animalstore_client._raw import (
     RawView,
@@ -76,15 +78,16 @@ class _BaseClient(Uncopyable):
     def _configure(
         self,
         pool: Any,
-        api_key: str | None,
+        api_key: str | KeyProvider | None,
         environment: Environment | str | None,
         base_url: str | httpx.URL | None,
         timeout: float | TimeoutLike | NotGiven | None,
-        max_retries: int,
+        max_retries: int | NotGiven,
         http_client: object,
         default_headers: Mapping[str, str] | None,
         max_response_bytes: int | None,
         deadline: float | None,
+        retry: RetryPolicy | NotGiven,
     ) -> None:
         """Set the client up with the pool to send with; both constructors end here (see theirs)."""
         self._options: ClientOptions = resolve_options(
@@ -100,6 +103,7 @@ class _BaseClient(Uncopyable):
             default_headers=default_headers,
             max_response_bytes=max_response_bytes,
             deadline=deadline,
+            retry=retry,
         )
         self._pool = pool
         self._owns_pool: bool = pool.owned
@@ -129,8 +133,13 @@ class _BaseClient(Uncopyable):
 
     @property
     def max_retries(self) -> int:
-        """How many times a failed attempt may be retried."""
-        return self._options.max_retries
+        """How many times a failed attempt may be retried: ``retry.max_retries``."""
+        return self._options.retry.max_retries
+
+    @property
+    def retry(self) -> RetryPolicy:
+        """The retry policy of each call that does not pass its own."""
+        return self._options.retry
 
     @property
     def max_response_bytes(self) -> int | None:
@@ -145,12 +154,13 @@ class _BaseClient(Uncopyable):
     def with_options(
         self,
         *,
-        api_key: str | NotGiven = NOT_GIVEN,
+        api_key: str | KeyProvider | NotGiven = NOT_GIVEN,
         timeout: float | TimeoutLike | NotGiven | None = NOT_GIVEN,
         max_retries: int | NotGiven = NOT_GIVEN,
         default_headers: Mapping[str, str] | NotGiven = NOT_GIVEN,
         max_response_bytes: int | NotGiven | None = NOT_GIVEN,
         deadline: float | NotGiven | None = NOT_GIVEN,
+        retry: RetryPolicy | NotGiven = NOT_GIVEN,
     ) -> Self:
         """Return a copy with other settings that shares this client's connection pool.
 
@@ -158,23 +168,27 @@ class _BaseClient(Uncopyable):
         shares which of the service's deprecation signals have been warned about.
 
         Args:
-            api_key: the copy's API key; omitted, this client's.
+            api_key: the copy's API key, or a function that returns one (as for the
+                constructor); omitted, this client's.
             timeout: the copy's timeout, as for the constructor (``None``: no limit); omitted,
                 this client's.
-            max_retries: the copy's retry budget; omitted, this client's.
+            max_retries: this client's retry policy with this ``max_retries``; cannot be
+                combined with ``retry``.
             default_headers: headers merged over this client's default headers for the copy
                 (names compared case-insensitively); checked as for the constructor.
             max_response_bytes: the copy's cap on an answer's decoded body (``None``: no
                 limit); omitted, this client's.
             deadline: the copy's deadline for a whole call (``None``: none); omitted, this
                 client's.
+            retry: the copy's ``RetryPolicy``; omitted, this client's (see ``max_retries``).
 
         Returns:
             The new client.
 
         Raises:
             TypeError: an argument has the wrong type.
-            ValueError: an argument is invalid or out of range, as for the constructor.
+            ValueError: an argument is invalid or out of range, as for the constructor, or
+                both ``max_retries`` and ``retry`` are given.
         """
         options = self._options
         if api_key is None:
@@ -183,15 +197,17 @@ class _BaseClient(Uncopyable):
         headers = options.default_headers
         if not isinstance(default_headers, NotGiven):
             headers = merge_headers(headers, default_headers)
+        if isinstance(api_key, NotGiven):
+            api_key = options.api_key or options.key_provider  # type: ignore[assignment]
         return self._copy(
             resolve_options(
-                options.api_key if isinstance(api_key, NotGiven) else api_key,
+                api_key,
                 environment=None,
                 base_url=options.base_url,
                 timeout=options.timeout if isinstance(timeout, NotGiven) else timeout,
-                max_retries=(
-                    options.max_retries if isinstance(max_retries, NotGiven) else max_retries
-                ),
+                max_retries=max_retries,
+                retry=retry,
+                retry_base=options.retry,
                 default_headers=headers,
                 max_response_bytes=(
                     options.max_response_bytes
@@ -217,9 +233,40 @@ class _BaseClient(Uncopyable):
     def _refusal(self) -> TypeError:
         name = type(self).__name__
         return TypeError(
-            f"{name} objects cannot be copied or pickled; client.with_options() gives a {name} "
-            "that shares this client's connection pool (closing the copy leaves the pool open)"
+            f"{name} objects cannot be copied; client.with_options() gives a {name} that "
+            "shares this client's connection pool (closing the copy leaves the pool open)"
         )
+
+    def __reduce_ex__(self, protocol: SupportsIndex) -> tuple[Any, ...]:
+        """Pickle the client's settings, never its key, its pool or its state.
+
+        So a client can be handed to a process pool, multiprocessing or Dask. The client
+        unpickled there is a new one: it opens its own connection pool on first use, and
+        takes its key from the key provider it was built with (``api_key=`` a function, which
+        must itself pickle), else from ``ANIMALSTORE_API_KEY`` in that process, for each
+        call. ``copy.copy`` and ``copy.deepcopy`` are still refused: see ``with_options``.
+
+        Raises:
+            TypeError: the client was built on a user's ``http_client``, whose connections
+                belong to this process: build the client in the worker instead.
+        """
+        options = self._options
+        if not self._pool.owned:
+            name = type(self).__name__
+            raise TypeError(
+                f"a {name} built on your own http_client= cannot be pickled: build the "
+                f"{name} in the process that uses it"
+            )
+        settings = {
+            "api_key": options.key_provider or EnvironmentKey(),
+            "base_url": options.base_url,
+            "timeout": options.timeout,
+            "retry": options.retry,
+            "default_headers": dict(options.default_headers),
+            "max_response_bytes": options.max_response_bytes,
+            "deadline": options.deadline,
+        }
+        return (_unpickled, (type(self), settings))
 
     def _usable_pool(self) -> Any:
         if self._closed or self._pool.closed:
@@ -238,10 +285,15 @@ class _BaseClient(Uncopyable):
         # Header names only: a value may be as secret as the key, which is never shown.
         return (
             f"{type(self).__name__}(base_url={options.base_url!r}, "
-            f"timeout={options.timeout!r}, max_retries={options.max_retries}, "
+            f"timeout={options.timeout!r}, retry={options.retry!r}, "
             f"deadline={options.deadline!r}, max_response_bytes={options.max_response_bytes!r}, "
             f"default_headers={sorted(options.default_headers)!r})"
         )
+
+
+def _unpickled(cls: type[_BaseClient], settings: dict[str, Any]) -> _BaseClient:
+    """Return a new client of ``cls`` with the settings a pickled one carried."""
+    return cls(**settings)
 
 
 class Client(_BaseClient):
@@ -256,21 +308,24 @@ class Client(_BaseClient):
 
     def __init__(
         self,
-        api_key: str | None = None,
+        api_key: str | KeyProvider | None = None,
         *,
         environment: Environment | str | None = None,
         base_url: str | httpx.URL | None = None,
         timeout: float | TimeoutLike | NotGiven | None = NOT_GIVEN,
-        max_retries: int = DEFAULT_MAX_RETRIES,
+        max_retries: int | NotGiven = NOT_GIVEN,
         http_client: SyncHttpClient | None = None,
         default_headers: Mapping[str, str] | None = None,
         max_response_bytes: int | None = DEFAULT_MAX_RESPONSE_BYTES,
         deadline: float | None = None,
+        retry: RetryPolicy | NotGiven = NOT_GIVEN,
     ) -> None:
         """Configure a client; nothing is sent until a method is called.
 
         Args:
-            api_key: the API key; ``None`` reads ``ANIMALSTORE_API_KEY``.
+            api_key: the API key, or a function that returns one (a key provider: called
+                with no argument each time a call needs the key, so that a rotated key is used
+                from the next call on; it may cache); ``None`` reads ``ANIMALSTORE_API_KEY``.
             environment: ``"production"`` or ``"staging"`` (or an ``Environment``).
             base_url: the API's address, ending in ``/v1``; cannot be combined with
                 ``environment``. The address is, first match wins: ``base_url``,
@@ -279,7 +334,9 @@ class Client(_BaseClient):
                 ``httpx.Timeout`` (or ``httpx2.Timeout``). Omitted: ``http_client``'s own
                 timeout when it is an httpx or httpx2 client, else 5 s to connect and 30 s for
                 the rest (``DEFAULT_TIMEOUT``).
-            max_retries: how many times a failed attempt may be retried (0 turns retries off).
+            max_retries: how many times a failed attempt may be retried (0 turns retries off;
+                2, ``DEFAULT_MAX_RETRIES``, when neither this nor ``retry`` is given): the
+                shorthand for ``retry=RetryPolicy(max_retries=...)``.
             http_client: what to send with (for proxies, TLS, transports or instrumentation),
                 not closed by the SDK. For ``Client``: an ``httpx.Client`` or ``httpx2.Client``
                 (see ``DefaultHttpxClient``, ``DefaultHttpx2Client``). For ``AsyncClient``: an
@@ -296,12 +353,16 @@ class Client(_BaseClient):
                 included, whatever the server does; past it the call raises
                 ``APITimeoutError``. ``None`` (the default): no limit but ``timeout`` per
                 attempt and ``max_retries``.
+            retry: which failures are retried, how often and after what wait (a
+                ``RetryPolicy``); cannot be combined with ``max_retries``. Omitted:
+                ``RetryPolicy()``, the SDK's defaults.
 
         Raises:
             TypeError: an argument has the wrong type.
             ValueError: no API key, a key with whitespace or control characters, an invalid
                 URL or one with credentials, an unknown environment, both ``environment`` and
-                ``base_url``, a negative ``max_retries``, or ``Authorization`` or
+                ``base_url``, a negative ``max_retries``, both ``max_retries`` and ``retry``,
+                or ``Authorization`` or
                 ``Idempotency-Key`` in ``default_headers``, a ``max_response_bytes`` below 1,
                 or a ``deadline`` that is not positive.
             RuntimeError: an ``aiohttp.ClientSession`` is given to ``AsyncClient`` under trio.
@@ -317,6 +378,7 @@ class Client(_BaseClient):
             default_headers,
             max_response_bytes,
             deadline,
+            retry,
         )
 
     def list_pets(
@@ -326,6 +388,7 @@ class Client(_BaseClient):
         status: PetStatus | PetStatusLiteral | None = None,
         timeout: float | TimeoutLike | NotGiven | None = NOT_GIVEN,
         deadline: float | NotGiven | None = NOT_GIVEN,
+        retry: RetryPolicy | NotGiven = NOT_GIVEN,
         extra_headers: Mapping[str, str] | None = None,
     ) -> list[Pet]:
         """List animals, optionally only those with one status (``GET /pets``).
@@ -339,6 +402,7 @@ class Client(_BaseClient):
                 limit); omitted, the client's.
             deadline: seconds for this whole call, retries and waits included (``None``: no
                 limit); omitted, the client's.
+            retry: this call's ``RetryPolicy``; omitted, the client's.
             extra_headers: headers for this call only, merged over the client's (names
                 compared case-insensitively); checked as ``default_headers`` are.
 
@@ -369,6 +433,7 @@ class Client(_BaseClient):
                 status=status,
                 timeout=timeout,
                 deadline=deadline,
+                retry=retry,
                 extra_headers=extra_headers,
             )
         )
@@ -382,6 +447,7 @@ class Client(_BaseClient):
         idempotency_key: str | None = None,
         timeout: float | TimeoutLike | NotGiven | None = NOT_GIVEN,
         deadline: float | NotGiven | None = NOT_GIVEN,
+        retry: RetryPolicy | NotGiven = NOT_GIVEN,
         extra_headers: Mapping[str, str] | None = None,
     ) -> Pet:
         """Add an animal (``POST /pets``); never creates it twice.
@@ -402,6 +468,7 @@ class Client(_BaseClient):
                 limit); omitted, the client's.
             deadline: seconds for this whole call, retries and waits included (``None``: no
                 limit); omitted, the client's.
+            retry: this call's ``RetryPolicy``; omitted, the client's.
             extra_headers: headers for this call only, merged over the client's (names
                 compared case-insensitively); checked as ``default_headers`` are.
 
@@ -435,6 +502,7 @@ class Client(_BaseClient):
                 idempotency_key=idempotency_key,
                 timeout=timeout,
                 deadline=deadline,
+                retry=retry,
                 extra_headers=extra_headers,
             )
         )
@@ -452,6 +520,7 @@ class Client(_BaseClient):
         *,
         timeout: float | TimeoutLike | NotGiven | None = NOT_GIVEN,
         deadline: float | NotGiven | None = NOT_GIVEN,
+        retry: RetryPolicy | NotGiven = NOT_GIVEN,
         extra_headers: Mapping[str, str] | None = None,
     ) -> Pet:
         """Fetch one animal by id (``GET /pets/{petId}``). Deprecated.
@@ -466,6 +535,7 @@ class Client(_BaseClient):
                 limit); omitted, the client's.
             deadline: seconds for this whole call, retries and waits included (``None``: no
                 limit); omitted, the client's.
+            retry: this call's ``RetryPolicy``; omitted, the client's.
             extra_headers: headers for this call only, merged over the client's (names
                 compared case-insensitively); checked as ``default_headers`` are.
 
@@ -485,7 +555,13 @@ class Client(_BaseClient):
             APIResponseValidationError: the answer does not fit the schema.
         """
         return self._request(
-            ops.get_pet(pet_id, timeout=timeout, deadline=deadline, extra_headers=extra_headers)
+            ops.get_pet(
+                pet_id,
+                timeout=timeout,
+                deadline=deadline,
+                retry=retry,
+                extra_headers=extra_headers,
+            )
         )
 
     @cached_view
@@ -542,21 +618,24 @@ class AsyncClient(_BaseClient):
 
     def __init__(
         self,
-        api_key: str | None = None,
+        api_key: str | KeyProvider | None = None,
         *,
         environment: Environment | str | None = None,
         base_url: str | httpx.URL | None = None,
         timeout: float | TimeoutLike | NotGiven | None = NOT_GIVEN,
-        max_retries: int = DEFAULT_MAX_RETRIES,
+        max_retries: int | NotGiven = NOT_GIVEN,
         http_client: AsyncHttpClient | None = None,
         default_headers: Mapping[str, str] | None = None,
         max_response_bytes: int | None = DEFAULT_MAX_RESPONSE_BYTES,
         deadline: float | None = None,
+        retry: RetryPolicy | NotGiven = NOT_GIVEN,
     ) -> None:
         """Configure a client; nothing is sent until a method is called.
 
         Args:
-            api_key: the API key; ``None`` reads ``ANIMALSTORE_API_KEY``.
+            api_key: the API key, or a function that returns one (a key provider: called
+                with no argument each time a call needs the key, so that a rotated key is used
+                from the next call on; it may cache); ``None`` reads ``ANIMALSTORE_API_KEY``.
             environment: ``"production"`` or ``"staging"`` (or an ``Environment``).
             base_url: the API's address, ending in ``/v1``; cannot be combined with
                 ``environment``. The address is, first match wins: ``base_url``,
@@ -565,7 +644,9 @@ class AsyncClient(_BaseClient):
                 ``httpx.Timeout`` (or ``httpx2.Timeout``). Omitted: ``http_client``'s own
                 timeout when it is an httpx or httpx2 client, else 5 s to connect and 30 s for
                 the rest (``DEFAULT_TIMEOUT``).
-            max_retries: how many times a failed attempt may be retried (0 turns retries off).
+            max_retries: how many times a failed attempt may be retried (0 turns retries off;
+                2, ``DEFAULT_MAX_RETRIES``, when neither this nor ``retry`` is given): the
+                shorthand for ``retry=RetryPolicy(max_retries=...)``.
             http_client: what to send with (for proxies, TLS, transports or instrumentation),
                 not closed by the SDK. For ``Client``: an ``httpx.Client`` or ``httpx2.Client``
                 (see ``DefaultHttpxClient``, ``DefaultHttpx2Client``). For ``AsyncClient``: an
@@ -582,12 +663,16 @@ class AsyncClient(_BaseClient):
                 included, whatever the server does; past it the call raises
                 ``APITimeoutError``. ``None`` (the default): no limit but ``timeout`` per
                 attempt and ``max_retries``.
+            retry: which failures are retried, how often and after what wait (a
+                ``RetryPolicy``); cannot be combined with ``max_retries``. Omitted:
+                ``RetryPolicy()``, the SDK's defaults.
 
         Raises:
             TypeError: an argument has the wrong type.
             ValueError: no API key, a key with whitespace or control characters, an invalid
                 URL or one with credentials, an unknown environment, both ``environment`` and
-                ``base_url``, a negative ``max_retries``, or ``Authorization`` or
+                ``base_url``, a negative ``max_retries``, both ``max_retries`` and ``retry``,
+                or ``Authorization`` or
                 ``Idempotency-Key`` in ``default_headers``, a ``max_response_bytes`` below 1,
                 or a ``deadline`` that is not positive.
             RuntimeError: an ``aiohttp.ClientSession`` is given to ``AsyncClient`` under trio.
@@ -603,6 +688,7 @@ class AsyncClient(_BaseClient):
             default_headers,
             max_response_bytes,
             deadline,
+            retry,
         )
 
     async def list_pets(
@@ -612,6 +698,7 @@ class AsyncClient(_BaseClient):
         status: PetStatus | PetStatusLiteral | None = None,
         timeout: float | TimeoutLike | NotGiven | None = NOT_GIVEN,
         deadline: float | NotGiven | None = NOT_GIVEN,
+        retry: RetryPolicy | NotGiven = NOT_GIVEN,
         extra_headers: Mapping[str, str] | None = None,
     ) -> list[Pet]:
         """List animals, optionally only those with one status (``GET /pets``).
@@ -625,6 +712,7 @@ class AsyncClient(_BaseClient):
                 limit); omitted, the client's.
             deadline: seconds for this whole call, retries and waits included (``None``: no
                 limit); omitted, the client's.
+            retry: this call's ``RetryPolicy``; omitted, the client's.
             extra_headers: headers for this call only, merged over the client's (names
                 compared case-insensitively); checked as ``default_headers`` are.
 
@@ -655,6 +743,7 @@ class AsyncClient(_BaseClient):
                 status=status,
                 timeout=timeout,
                 deadline=deadline,
+                retry=retry,
                 extra_headers=extra_headers,
             )
         )
@@ -668,6 +757,7 @@ class AsyncClient(_BaseClient):
         idempotency_key: str | None = None,
         timeout: float | TimeoutLike | NotGiven | None = NOT_GIVEN,
         deadline: float | NotGiven | None = NOT_GIVEN,
+        retry: RetryPolicy | NotGiven = NOT_GIVEN,
         extra_headers: Mapping[str, str] | None = None,
     ) -> Pet:
         """Add an animal (``POST /pets``); never creates it twice.
@@ -688,6 +778,7 @@ class AsyncClient(_BaseClient):
                 limit); omitted, the client's.
             deadline: seconds for this whole call, retries and waits included (``None``: no
                 limit); omitted, the client's.
+            retry: this call's ``RetryPolicy``; omitted, the client's.
             extra_headers: headers for this call only, merged over the client's (names
                 compared case-insensitively); checked as ``default_headers`` are.
 
@@ -721,6 +812,7 @@ class AsyncClient(_BaseClient):
                 idempotency_key=idempotency_key,
                 timeout=timeout,
                 deadline=deadline,
+                retry=retry,
                 extra_headers=extra_headers,
             )
         )
@@ -738,6 +830,7 @@ class AsyncClient(_BaseClient):
         *,
         timeout: float | TimeoutLike | NotGiven | None = NOT_GIVEN,
         deadline: float | NotGiven | None = NOT_GIVEN,
+        retry: RetryPolicy | NotGiven = NOT_GIVEN,
         extra_headers: Mapping[str, str] | None = None,
     ) -> Pet:
         """Fetch one animal by id (``GET /pets/{petId}``). Deprecated.
@@ -752,6 +845,7 @@ class AsyncClient(_BaseClient):
                 limit); omitted, the client's.
             deadline: seconds for this whole call, retries and waits included (``None``: no
                 limit); omitted, the client's.
+            retry: this call's ``RetryPolicy``; omitted, the client's.
             extra_headers: headers for this call only, merged over the client's (names
                 compared case-insensitively); checked as ``default_headers`` are.
 
@@ -771,7 +865,13 @@ class AsyncClient(_BaseClient):
             APIResponseValidationError: the answer does not fit the schema.
         """
         return await self._request(
-            ops.get_pet(pet_id, timeout=timeout, deadline=deadline, extra_headers=extra_headers)
+            ops.get_pet(
+                pet_id,
+                timeout=timeout,
+                deadline=deadline,
+                retry=retry,
+                extra_headers=extra_headers,
+            )
         )
 
     @cached_view

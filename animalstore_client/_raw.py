@@ -50,35 +50,31 @@ V = TypeVar("V", bound="RawView")
 
 
 class Uncopyable:
-    """Refuses ``copy.copy``, ``copy.deepcopy`` and pickling with one ``TypeError`` line.
+    """Refuses ``copy.copy`` and ``copy.deepcopy`` with one ``TypeError`` line.
 
-    Refused outright, before ``copy`` or ``pickle`` reaches the instance's state: a shallow
-    copy of a client would own its pool (closing it closed the original's), a deep one failed
-    deep in ``copy`` with deepcopy's memo, the key in it, in every traceback shown with its
-    locals. ``pickle`` refuses too, so that a deep copy stays what pickling makes. Each class
-    says in ``_refusal`` what to use instead, never a setting.
+    Refused outright, before ``copy`` reaches the instance's state: a shallow copy of a client
+    would own its pool (closing it closed the original's), a deep one failed deep in ``copy``
+    with deepcopy's memo, the key in it, in every traceback shown with its locals. Each class
+    says in ``_refusal`` what to use instead, never a setting. Pickling is each class's own
+    choice: a client pickles its settings (``_client``), a raw view refuses.
     """
 
     __slots__ = ()
 
     def _refusal(self) -> TypeError:
-        return TypeError(f"{type(self).__name__} objects cannot be copied or pickled")
+        return TypeError(f"{type(self).__name__} objects cannot be copied")
 
     def __copy__(self) -> NoReturn:
-        """Refuse: see ``__reduce_ex__``."""
-        raise self._refusal()
-
-    def __deepcopy__(self, memo: object) -> NoReturn:
-        """Refuse: see ``__reduce_ex__``."""
-        raise self._refusal()
-
-    def __reduce_ex__(self, protocol: SupportsIndex) -> NoReturn:
-        """Refuse to be copied (``copy.copy``, ``copy.deepcopy``) or pickled.
+        """Refuse to be copied.
 
         Raises:
             TypeError: always; the message names the class and what to use instead, never a
                 setting.
         """
+        raise self._refusal()
+
+    def __deepcopy__(self, memo: object) -> NoReturn:
+        """Refuse to be copied: see ``__copy__``."""
         raise self._refusal()
 
 
@@ -99,10 +95,14 @@ class RawView(Uncopyable):
         # made from theirs.
         self._client = client
 
+    def __reduce_ex__(self, protocol: SupportsIndex) -> tuple[Any, ...]:
+        """Pickle the view as its client's: unpickled, the new client's view."""
+        return (getattr, (self._client, "with_raw_response"))
+
     def _refusal(self) -> TypeError:
         # The view, rather than the client behind it.
         return TypeError(
-            f"{type(self).__name__} objects cannot be copied or pickled; read the "
+            f"{type(self).__name__} objects cannot be copied; read the "
             "with_raw_response of the client to call (one of client.with_options() has its own)"
         )
 

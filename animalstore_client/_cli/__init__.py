@@ -38,7 +38,6 @@ from animalstore_client._core.config import (
     API_KEY_VARIABLE,
     BASE_URL_VARIABLE,
     DEFAULT_MAX_RESPONSE_BYTES,
-    DEFAULT_MAX_RETRIES,
     DEFAULT_TIMEOUT,
     Environment,
 )
@@ -47,6 +46,7 @@ from animalstore_client._core.logging import LOG_VARIABLE, debug_to_stderr
 from animalstore_client._core.models import Pet, PetStatus
 from animalstore_client._core.operations import CREATE_PET, GET_PET, LIST_PETS, Endpoint
 from animalstore_client._core.response import IDEMPOTENCY_ADVICE
+from animalstore_client._core.retry_policy import DEFAULT_MAX_RETRIES
 from animalstore_client._core.safe_repr import tolerant_repr
 from animalstore_client._version import __version__
 

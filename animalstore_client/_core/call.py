@@ -13,11 +13,12 @@ reading, in ``BodyReader``.
 
 from __future__ import annotations
 
+import functools
 import json
 import logging
 import time
 import weakref
-from typing import Generic, NamedTuple, TypeVar
+from typing import Generic, NamedTuple, TypeVar, cast
 
 from animalstore_client._core.config import ClientOptions
 from animalstore_client._core.deprecation import DeprecationNotices
@@ -30,12 +31,8 @@ from animalstore_client._core.response import (
     parse_body,
     status_error,
 )
-from animalstore_client._core.retries import (
-    NOT_PROCESSED_STATUSES,
-    Pause,
-    retry_after,
-    retry_delay,
-)
+from animalstore_client._core.retries import Pause, retry_after, retry_delay
+from animalstore_client._core.retry_policy import NOT_PROCESSED_STATUSES
 from animalstore_client._core.types import NotGiven
 from animalstore_client._core.wire import (
     Answer,
@@ -86,10 +83,10 @@ class Call(Generic[T]):
         "_idempotent",
         "_key",
         "_last",
-        "_max_retries",
         "_notices",
         "_operation",
         "_pause",
+        "_policy",
         "_raw",
         "_started",
         "deadline",
@@ -108,7 +105,10 @@ class Call(Generic[T]):
         pause: Pause | None = None,
     ) -> None:
         self._idempotent = operation.idempotent
+        key = options.api_key
         headers = options.headers
+        if key is None:  # a key provider gives each call's key
+            key, headers = options.call_key()
         if operation.headers is not None:
             # Names are lower case on both sides, so the call's own replace the client's
             # whatever their spelling, and the Idempotency-Key (the same on every attempt, so
@@ -142,11 +142,11 @@ class Call(Generic[T]):
         self._notices = None if operation.deprecated else notices
         self._operation = operation
         self._base_url = options.base_url
-        self._key = options.api_key
-        self._max_retries = options.max_retries
+        self._key = key
+        self._policy = options.retry if operation.retry is None else operation.retry
         # For a raw response, what redacts the key when it parses, perhaps after its client
         # is gone: it must not keep the key alive (``_redactor``).
-        self._raw = _redactor(options) if raw else None
+        self._raw = _redactor(options, key) if raw else None
         self._pause = Pause() if pause is None else pause
         self._last: Answer | SendFailure | None = None
         self._started = 0.0
@@ -283,7 +283,7 @@ class Call(Generic[T]):
             outcome,
             idempotent=self._idempotent,
             retries_taken=self.retries,
-            max_retries=self._max_retries,
+            policy=self._policy,
         )
         if delay is None:
             return None
@@ -302,7 +302,7 @@ class Call(Generic[T]):
             delay,
             outcome.status_code if isinstance(outcome, Answer) else outcome.cause,
             self.retries + 1,
-            self._max_retries + 1,
+            self._policy.max_retries + 1,
             extra={"animalstore_retry": True},
         )
 
@@ -327,18 +327,21 @@ class Call(Generic[T]):
         )
 
 
-def _redactor(options: ClientOptions) -> Scrub:
-    """Return what redacts the key of ``options`` from a message, holding them weakly.
+def _redactor(options: ClientOptions, key: str) -> Scrub:
+    """Return what redacts the call's ``key`` from a message, holding the options weakly.
 
     A raw response parses when asked, perhaps after its client is closed and dropped; a strong
     reference would keep the key in memory as long as the response lives. Once the options
     are gone the message is left as it is: only the body the server sent can then quote a key,
-    and the response holds that body anyway.
+    and the response holds that body anyway. A key from a key provider is held as long as
+    the response: the options never had it.
     """
+    if options.api_key is None:
+        return functools.partial(redacted, key=key)
     held = weakref.ref(options)
 
     def scrub(text: str) -> str:
         alive = held()
-        return text if alive is None else redacted(text, alive.api_key)
+        return text if alive is None else redacted(text, cast(str, alive.api_key))
 
     return scrub

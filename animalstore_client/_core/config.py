@@ -10,15 +10,22 @@ import enum
 import math
 import os
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from types import MappingProxyType
 from typing import Protocol
 
+import attrs
 import httpx
 from attrs import field, frozen
 
+from animalstore_client._core.retry_policy import (
+    DEFAULT_RETRY,
+    RetryPolicy,
+    check_retry,
+)
 from animalstore_client._core.safe_repr import tolerant_repr
-from animalstore_client._core.validation import check_enum, check_int, check_str
+from animalstore_client._core.types import NOT_GIVEN, NotGiven
+from animalstore_client._core.validation import check_enum, check_int, check_str, is_real
 from animalstore_client._version import __version__
 
 
@@ -56,7 +63,6 @@ BASE_URLS: Mapping[Environment, str] = MappingProxyType(
 
 #: Per attempt: 5 s to connect, 30 s for each of write, read and pool.
 DEFAULT_TIMEOUT = httpx.Timeout(30.0, connect=5.0)
-DEFAULT_MAX_RETRIES = 2
 #: Up to 100 connections, all of them kept open between calls for up to 5 s. httpx's own
 #: default keeps only 20 of its 100 open: after every burst it would close 80 connections and
 #: open them again for the next one.
@@ -86,22 +92,29 @@ API_KEY_VARIABLE = "ANIMALSTORE_API_KEY"
 BASE_URL_VARIABLE = "ANIMALSTORE_BASE_URL"
 
 
+#: What ``api_key=`` may also be: a function called for a key whenever a call needs one.
+KeyProvider = Callable[[], str]
+
+
 @tolerant_repr
 # Nothing compares options: no __eq__ to build at import; tolerant_repr writes the repr.
 @frozen(eq=False, repr=False)
 class ClientOptions:
     """Everything a client needs to build requests, validated once at construction."""
 
-    api_key: str = field(repr=False)
+    #: The key; ``None`` when ``key_provider`` gives one for each call.
+    api_key: str | None = field(repr=False)
     base_url: str
     timeout: httpx.Timeout
-    max_retries: int
+    retry: RetryPolicy
     default_headers: Mapping[str, str] = field(repr=False)
     max_response_bytes: int | None
     deadline: float | None
-    #: The headers sent on every request, Authorization included. A plain dict, never
-    #: mutated: httpx copies a dict faster than any other mapping.
+    #: The headers sent on every request, Authorization included unless a key provider gives
+    #: the key. A plain dict, never mutated: httpx copies a dict faster than any other mapping.
     headers: dict[str, str] = field(repr=False)
+    #: Called for the key of each call; ``None`` when ``api_key`` is the key.
+    key_provider: KeyProvider | None = field(default=None, repr=False)
     #: ``timeout`` as the request extension httpx reads, computed once.
     timeout_extension: dict[str, float | None] = field(init=False, repr=False)
 
@@ -109,13 +122,79 @@ class ClientOptions:
     def _timeout_extension(self) -> dict[str, float | None]:
         return self.timeout.as_dict()
 
+    @property
+    def max_retries(self) -> int:
+        """How many times a failed attempt may be retried: the retry policy's."""
+        return self.retry.max_retries
 
-def _api_key(api_key: object, environ: Mapping[str, str]) -> str:
-    source = "api_key"
+    def call_key(self) -> tuple[str, dict[str, str]]:
+        """Return the key for a call and the headers that carry it.
+
+        The key provider is called when there is one; its answer is checked as ``api_key``
+        is, before anything is sent.
+
+        Raises:
+            TypeError: the provider returned something other than a ``str``.
+            ValueError: the provider returned an unusable key, or (a client unpickled where
+                no key was given) no key is in the environment.
+            Exception: whatever the provider raised, as it raised it.
+        """
+        if self.api_key is not None:
+            return self.api_key, self.headers
+        assert self.key_provider is not None, "a client has a key or a key provider"
+        key = _checked_key(self.key_provider(), "the api_key provider's key")
+        return key, {**self.headers, "authorization": f"Bearer {key}"}
+
+
+class EnvironmentKey:
+    """The key provider of a client unpickled without one: ``ANIMALSTORE_API_KEY``, per call.
+
+    A pickled client carries its settings, never its key: in the process that unpickles it,
+    the key comes from this variable (read for each call, so that a new value is used from
+    the next call on) unless the client was built with a key provider of its own.
+    """
+
+    __slots__ = ()
+
+    def __call__(self) -> str:
+        """Return the variable's value.
+
+        Raises:
+            ValueError: the variable is not set (or empty) in this process.
+        """
+        key = os.environ.get(API_KEY_VARIABLE)
+        if not key:
+            raise ValueError(
+                f"no API key in this process: a pickled client carries no key; set "
+                f"{API_KEY_VARIABLE} here, or build the client with api_key= a function that "
+                "returns the key"
+            )
+        return key
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, EnvironmentKey)
+
+    def __hash__(self) -> int:
+        return hash(EnvironmentKey)
+
+
+def _api_key(api_key: object, environ: Mapping[str, str]) -> str | None:
+    """Return the key ``api_key`` or the environment gives; ``None`` for a key provider."""
+    if callable(api_key):
+        return None
     if api_key is None:
-        api_key, source = environ.get(API_KEY_VARIABLE) or None, API_KEY_VARIABLE
-    if api_key is None:
-        raise ValueError(f"no API key: pass api_key= or set the {API_KEY_VARIABLE} variable")
+        api_key = environ.get(API_KEY_VARIABLE) or None
+        if api_key is None:
+            raise ValueError(f"no API key: pass api_key= or set the {API_KEY_VARIABLE} variable")
+        return _checked_key(api_key, API_KEY_VARIABLE)
+    if not isinstance(api_key, str):
+        raise TypeError(
+            f"api_key must be a str or a function that returns one, got {type(api_key).__name__}"
+        )
+    return _checked_key(api_key, "api_key")
+
+
+def _checked_key(api_key: object, source: str) -> str:
     # No message here echoes the key: it would end up in logs and tracebacks.
     if not isinstance(api_key, str):
         raise TypeError(f"{source} must be a str, got {type(api_key).__name__}")
@@ -185,7 +264,7 @@ def check_timeout(timeout: object) -> httpx.Timeout:
         resolved = timeout
     elif given:  # httpx2's: another class with the same phases
         resolved = httpx.Timeout(**{phase: getattr(timeout, phase) for phase in phases})
-    elif isinstance(timeout, bool) or not _is_real(timeout):
+    elif isinstance(timeout, bool) or not is_real(timeout):
         raise TypeError(
             "timeout must be a number of seconds, None or an httpx.Timeout, "
             f"got {type(timeout).__name__}"
@@ -221,7 +300,7 @@ def check_deadline(argument: str, deadline: object) -> float | None:
     """
     if deadline is None:
         return None
-    if isinstance(deadline, bool) or not _is_real(deadline):
+    if isinstance(deadline, bool) or not is_real(deadline):
         raise TypeError(
             f"{argument} must be a number of seconds or None, got {type(deadline).__name__}"
         )
@@ -246,15 +325,6 @@ def check_max_response_bytes(value: object) -> int | None:
     if value is None:
         return None
     return check_int("max_response_bytes", value, 1, 2**63 - 1)
-
-
-def _is_real(value: object) -> bool:
-    """Whether ``value`` is a real number: ``int``, ``float``, or numpy's and the like."""
-    if isinstance(value, (int, float)):
-        return True
-    import numbers  # only for the rarer number types; kept out of the package's import
-
-    return isinstance(value, numbers.Real)
 
 
 def check_headers(argument: str, headers: object) -> dict[str, str]:
@@ -326,10 +396,12 @@ def resolve_options(
     environment: object,
     base_url: object,
     timeout: object,
-    max_retries: object,
+    max_retries: object = NOT_GIVEN,
     default_headers: object,
     max_response_bytes: object = DEFAULT_MAX_RESPONSE_BYTES,
     deadline: object = None,
+    retry: object = NOT_GIVEN,
+    retry_base: RetryPolicy = DEFAULT_RETRY,
     environ: Mapping[str, str] | None = None,
 ) -> ClientOptions:
     """Validate a client's constructor arguments and fill the gaps from the environment.
@@ -338,15 +410,20 @@ def resolve_options(
     production. The key is ``api_key``, else ``ANIMALSTORE_API_KEY``.
 
     Args:
-        api_key: the API key, or ``None`` to read ``ANIMALSTORE_API_KEY``.
+        api_key: the API key, a function that returns one (called for each call), or
+            ``None`` to read ``ANIMALSTORE_API_KEY``.
         environment: an ``Environment`` or its name, or ``None``.
         base_url: an explicit address, or ``None``.
         timeout: seconds (applied to every phase), ``None`` (no limit) or an ``httpx.Timeout``,
             per attempt.
-        max_retries: how many times a failed attempt may be retried.
+        max_retries: how many times a failed attempt may be retried: ``retry_base`` with this
+            ``max_retries``; ``NOT_GIVEN``: ``retry``'s.
         default_headers: extra headers for every request, or ``None``.
         max_response_bytes: the most bytes an answer's decoded body may hold, or ``None``.
         deadline: seconds for a whole call, retries and waits included, or ``None``.
+        retry: the ``RetryPolicy``; ``NOT_GIVEN``: ``retry_base``.
+        retry_base: the policy that ``max_retries`` adjusts, or that applies when neither it
+            nor ``retry`` is given.
         environ: the variables to read; ``os.environ`` when ``None``.
 
     Returns:
@@ -356,9 +433,9 @@ def resolve_options(
         TypeError: an argument has the wrong type.
         ValueError: no key, a malformed key or URL, credentials in the URL, both
             ``environment`` and ``base_url``, an unknown environment, a negative
-            ``max_retries``, or a default header the SDK sets itself (``Authorization``,
-            ``Idempotency-Key``), a ``max_response_bytes`` below 1, or a ``deadline`` that is
-            not positive.
+            ``max_retries``, both ``max_retries`` and ``retry``, or a default header the SDK
+            sets itself (``Authorization``, ``Idempotency-Key``), a ``max_response_bytes``
+            below 1, or a ``deadline`` that is not positive.
     """
     environ = os.environ if environ is None else environ
     key = _api_key(api_key, environ)
@@ -367,15 +444,30 @@ def resolve_options(
         api_key=key,
         base_url=_normalized_url(*_base_url(environment, base_url, environ)),
         timeout=check_timeout(timeout),
-        max_retries=check_int("max_retries", max_retries, 0),
+        retry=_retry_policy(max_retries, retry, retry_base),
         default_headers=headers,
         max_response_bytes=check_max_response_bytes(max_response_bytes),
         deadline=check_deadline("deadline", deadline),
         headers=_request_headers(key, headers),
+        key_provider=api_key if key is None else None,  # type: ignore[arg-type]
     )
 
 
-def _request_headers(api_key: str, default_headers: Mapping[str, str]) -> dict[str, str]:
+def _retry_policy(max_retries: object, retry: object, base: RetryPolicy) -> RetryPolicy:
+    """Return the retry policy that ``max_retries=`` (its shorthand) or ``retry=`` gives."""
+    if isinstance(retry, NotGiven):
+        if isinstance(max_retries, NotGiven):
+            return base
+        return attrs.evolve(base, max_retries=max_retries)
+    if not isinstance(max_retries, NotGiven):
+        raise ValueError(
+            "pass either max_retries= or retry=, not both: max_retries= is the shorthand for "
+            "retry=RetryPolicy(max_retries=...)"
+        )
+    return check_retry("retry", retry)
+
+
+def _request_headers(api_key: str | None, default_headers: Mapping[str, str]) -> dict[str, str]:
     # The decoders load with the first client, not with the package.
     from animalstore_client._core.decoding import accept_encoding
 
@@ -390,5 +482,6 @@ def _request_headers(api_key: str, default_headers: Mapping[str, str]) -> dict[s
         }
     )
     merged.update(default_headers)
-    merged["Authorization"] = f"Bearer {api_key}"
+    if api_key is not None:  # else each call adds its key provider's
+        merged["Authorization"] = f"Bearer {api_key}"
     return dict(merged.multi_items())

@@ -28,6 +28,7 @@ from animalstore_client._core.config import check_deadline, check_headers, check
 from animalstore_client._core.converter import enum_value, unstructure
 from animalstore_client._core.deprecation import warn_deprecated
 from animalstore_client._core.models import NewPet, Pet, PetList, PetStatus
+from animalstore_client._core.retry_policy import RetryPolicy, check_retry
 from animalstore_client._core.safe_repr import tolerant_repr
 from animalstore_client._core.types import NOT_GIVEN, NotGiven
 from animalstore_client._core.validation import check_enum, check_int, check_str, check_token
@@ -178,6 +179,7 @@ class Operation(Generic[T]):
             client's.
         deadline: this call's deadline in seconds (``None``: none); ``NOT_GIVEN`` for the
             client's.
+        retry: this call's retry policy; ``None`` for the client's.
     """
 
     endpoint: Endpoint
@@ -187,6 +189,7 @@ class Operation(Generic[T]):
     headers: dict[str, str] | None = None
     timeout: dict[str, float | None] | None = None
     deadline: float | NotGiven | None = NOT_GIVEN
+    retry: RetryPolicy | None = None
 
     @property
     def method(self) -> str:
@@ -223,12 +226,13 @@ def list_pets(
     status: object = None,
     timeout: object = NOT_GIVEN,
     deadline: object = NOT_GIVEN,
+    retry: object = NOT_GIVEN,
     extra_headers: object = None,
 ) -> Operation[list[Pet]]:
     """Recipe for ``GET /pets``; ``limit`` and ``status`` are sent only when given.
 
-    ``timeout``, ``deadline`` and ``extra_headers`` are the call's own, as the client methods
-    take them.
+    ``timeout``, ``deadline``, ``retry`` and ``extra_headers`` are the call's own, as the
+    client methods take them.
 
     Raises:
         TypeError: ``limit`` is not an int, ``status`` not a str, or a per-call option has the
@@ -249,6 +253,7 @@ def list_pets(
         headers=None if extra_headers is None else _extra_headers(extra_headers),
         timeout=None if timeout is NOT_GIVEN else _timeout(timeout),
         deadline=deadline if deadline is NOT_GIVEN else check_deadline("deadline", deadline),
+        retry=None if retry is NOT_GIVEN else check_retry("retry", retry),
     )
 
 
@@ -260,6 +265,7 @@ def create_pet(
     idempotency_key: object = None,
     timeout: object = NOT_GIVEN,
     deadline: object = NOT_GIVEN,
+    retry: object = NOT_GIVEN,
     extra_headers: object = None,
 ) -> Operation[Pet]:
     """Recipe for ``POST /pets`` with a ``NewPet`` body and an ``Idempotency-Key``.
@@ -292,6 +298,7 @@ def create_pet(
         headers=headers,
         timeout=None if timeout is NOT_GIVEN else _timeout(timeout),
         deadline=deadline if deadline is NOT_GIVEN else check_deadline("deadline", deadline),
+        retry=None if retry is NOT_GIVEN else check_retry("retry", retry),
     )
 
 
@@ -300,6 +307,7 @@ def get_pet(
     *,
     timeout: object = NOT_GIVEN,
     deadline: object = NOT_GIVEN,
+    retry: object = NOT_GIVEN,
     extra_headers: object = None,
 ) -> Operation[Pet]:
     """Recipe for the deprecated ``GET /pets/{petId}``.
@@ -315,6 +323,7 @@ def get_pet(
         headers=None if extra_headers is None else _extra_headers(extra_headers),
         timeout=None if timeout is NOT_GIVEN else _timeout(timeout),
         deadline=deadline if deadline is NOT_GIVEN else check_deadline("deadline", deadline),
+        retry=None if retry is NOT_GIVEN else check_retry("retry", retry),
     )
     return _warned(operation)
 

@@ -18,18 +18,15 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
 from animalstore_client._core.dates import http_date
+from animalstore_client._core.retry_policy import RetryPolicy
 from animalstore_client._core.wire import Answer, Failure, SendFailure
 
 if TYPE_CHECKING:
     from contextvars import ContextVar
 
 __all__ = [
-    "INITIAL_DELAY",
-    "MAX_DELAY",
     "MAX_RETRY_AFTER",
     "MIN_RETRY_WAIT",
-    "NOT_PROCESSED_STATUSES",
-    "RETRYABLE_STATUSES",
     "LoweredFloor",
     "Pause",
     "backoff",
@@ -38,11 +35,6 @@ __all__ = [
     "retry_delay",
 ]
 
-RETRYABLE_STATUSES = frozenset({408, 429, 500, 502, 503, 504})
-#: Statuses that say the request was turned away, not processed.
-NOT_PROCESSED_STATUSES = frozenset({429, 503})
-INITIAL_DELAY = 0.5
-MAX_DELAY = 8.0
 MAX_RETRY_AFTER = 60.0
 #: The shortest wait a ``Retry-After`` gets, of the order of the first backoff: no answer can
 #: make a client retry in a tight loop. Tests may lower it (``testing.retry_floor``).
@@ -53,15 +45,15 @@ MIN_RETRY_WAIT = 0.3
 _SECONDS = re.compile(r"[0-9]+(?:\.[0-9]+)?")
 
 
-def backoff(retries_taken: int) -> float:
+def backoff(policy: RetryPolicy, retries_taken: int) -> float:
     """Return the wait before retry number ``retries_taken + 1``, in seconds.
 
-    Exponential from ``INITIAL_DELAY``, doubling up to ``MAX_DELAY``, less up to 25% of jitter
-    so that many clients do not retry in lockstep; with that jitter each wait is still longer
-    than the one before, until the cap.
+    Exponential from the policy's ``initial_delay``, doubling up to its ``max_delay``, less a
+    random part of up to its ``jitter``, so that many clients do not retry in lockstep. With
+    the default jitter (a quarter), each wait is still longer than the one before, until the
+    cap.
     """
-    delay = min(INITIAL_DELAY * 2.0**retries_taken, MAX_DELAY)
-    return delay * (1.0 - 0.25 * random.random())
+    return policy.backoff(retries_taken, random.random())
 
 
 @functools.cache
@@ -163,7 +155,7 @@ def retry_delay(
     *,
     idempotent: bool,
     retries_taken: int,
-    max_retries: int,
+    policy: RetryPolicy,
 ) -> float | None:
     """Decide whether to retry after one attempt, and how long to wait first.
 
@@ -171,22 +163,24 @@ def retry_delay(
         outcome: the attempt's answer, or what stopped it.
         idempotent: whether sending the request twice is harmless (every method but ``POST``).
         retries_taken: retries already made for this call.
-        max_retries: the most retries allowed.
+        policy: the call's retry policy.
 
     Returns:
-        Seconds to wait before the next attempt, or ``None`` not to retry.
+        Seconds to wait before the next attempt, or ``None`` not to retry. A request that is
+        not idempotent is retried only after a connection that was never made, or an answer
+        that says it was not processed (429, 503) and that the policy lists.
     """
-    if retries_taken >= max_retries:
+    if retries_taken >= policy.max_retries:
         return None
     if isinstance(outcome, Answer):
-        statuses = RETRYABLE_STATUSES if idempotent else NOT_PROCESSED_STATUSES
+        statuses = policy.statuses if idempotent else policy.write_statuses
         if outcome.status_code not in statuses:
             return None
         wait = retry_after(outcome.headers)
-        return backoff(retries_taken) if wait is None else wait
+        return backoff(policy, retries_taken) if wait is None else wait
     failure = outcome.failure
     if failure is Failure.NOT_SENT or (idempotent and failure is Failure.MAYBE_SENT):
-        return backoff(retries_taken)
+        return backoff(policy, retries_taken)
     return None
 
 

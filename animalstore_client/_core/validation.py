@@ -11,7 +11,15 @@ import math
 import operator
 from typing import TypeVar
 
-__all__ = ["INT64_MAX", "INT64_MIN", "check_enum", "check_int", "check_str", "check_token"]
+__all__ = [
+    "INT64_MAX",
+    "INT64_MIN",
+    "check_enum",
+    "check_int",
+    "check_str",
+    "check_token",
+    "is_real",
+]
 
 INT64_MIN = -(2**63)
 INT64_MAX = 2**63 - 1
@@ -83,6 +91,15 @@ def is_boolean(value: object) -> bool:
         return getattr(getattr(value, "dtype", None), "kind", None) == "b"
     except Exception:  # a hostile property is no reason to accept the value
         return False
+
+
+def is_real(value: object) -> bool:
+    """Whether ``value`` is a real number: ``int``, ``float``, or numpy's and the like."""
+    if isinstance(value, (int, float)):
+        return True
+    import numbers  # only for the rarer number types; kept out of the package's import
+
+    return isinstance(value, numbers.Real)
 
 
 def check_str(argument: str, value: object) -> str:

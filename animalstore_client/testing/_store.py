@@ -23,6 +23,7 @@ from typing_extensions import TypedDict, Unpack
 from animalstore_client._client import AsyncClient, Client
 from animalstore_client._core.config import TimeoutLike
 from animalstore_client._core.models import Pet, PetStatus
+from animalstore_client._core.retry_policy import RetryPolicy
 from animalstore_client._core.operations import ENDPOINTS
 from animalstore_client._core.safe_repr import tolerant_repr
 from animalstore_client._core.types import NotGiven, PetStatusLiteral
@@ -129,6 +130,7 @@ class ClientSettings(TypedDict, total=False):
     default_headers: Mapping[str, str] | None
     max_response_bytes: int | None
     deadline: float | None
+    retry: RetryPolicy
 
 
 class FakeAnimalStore:
@@ -420,7 +422,8 @@ class FakeAnimalStore:
         Args:
             api_key: the key to send; ``None``: the store's first key.
             **settings: ``timeout``, ``max_retries``, ``default_headers``,
-                ``max_response_bytes``, ``deadline``: as ``Client``'s (``ClientSettings``).
+                ``max_response_bytes``, ``deadline``, ``retry``: as ``Client``'s
+                (``ClientSettings``).
 
         Returns:
             The client; close it (or use ``with``) like any other.

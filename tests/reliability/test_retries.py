@@ -26,6 +26,7 @@ from animalstore_client import (
     RateLimitError,
 )
 from animalstore_client._core import retries as _retries
+from animalstore_client._core.retry_policy import DEFAULT_RETRY
 from animalstore_client.testing import FakeAnimalStore
 from tests.conftest import VirtualClock, at_scale
 from tests.reliability import faultserver
@@ -237,12 +238,12 @@ def test_backoff_grows_and_stays_under_its_cap(
     assert len(server.requests) == 7
     assert len(sleeps) == 6
     for retry, delay in enumerate(sleeps):
-        nominal = min(_retries.INITIAL_DELAY * 2**retry, _retries.MAX_DELAY)
+        nominal = min(DEFAULT_RETRY.initial_delay * 2**retry, DEFAULT_RETRY.max_delay)
         assert 0.75 * nominal <= delay <= nominal
-        assert delay <= _retries.MAX_DELAY
+        assert delay <= DEFAULT_RETRY.max_delay
     # Strictly longer each time until the cap (8 s) is reached at the fifth wait.
     assert sleeps[0] < sleeps[1] < sleeps[2] < sleeps[3] < sleeps[4]
-    assert min(sleeps[4:]) >= 0.75 * _retries.MAX_DELAY
+    assert min(sleeps[4:]) >= 0.75 * DEFAULT_RETRY.max_delay
 
 
 def test_an_unparseable_retry_after_falls_back_to_backoff(
@@ -417,4 +418,4 @@ def test_a_retry_after_in_anything_but_ascii_digits_gets_the_backoff(
 
     assert len(server.requests) == 2
     (wait,) = sleeps
-    assert 0.75 * _retries.INITIAL_DELAY <= wait <= _retries.INITIAL_DELAY
+    assert 0.75 * DEFAULT_RETRY.initial_delay <= wait <= DEFAULT_RETRY.initial_delay

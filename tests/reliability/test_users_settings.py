@@ -23,7 +23,7 @@ from animalstore_client import (
     Pet,
     ResponseTooLargeError,
 )
-from animalstore_client._core.retries import INITIAL_DELAY, MAX_DELAY
+from animalstore_client._core.retry_policy import DEFAULT_RETRY
 from tests.conftest import VirtualClock
 from tests.reliability.conftest import (
     API_KEY,
@@ -48,7 +48,7 @@ def assert_backoffs(slept: list[float], retries: list[int]) -> None:
     less up to a quarter of jitter."""
     assert len(slept) == len(retries)
     for wait, retry in zip(slept, retries, strict=True):
-        nominal = min(INITIAL_DELAY * 2**retry, MAX_DELAY)
+        nominal = min(DEFAULT_RETRY.initial_delay * 2**retry, DEFAULT_RETRY.max_delay)
         assert 0.75 * nominal <= wait <= nominal
 
 

@@ -136,8 +136,13 @@ def test_repr_shows_every_option_and_no_part_of_the_key_or_header_values(
     copy = api.target.with_options(
         max_retries=0, deadline=2.5, max_response_bytes=None, default_headers={"x-trace": "1"}
     )
-    original = "max_retries=2, deadline=None, max_response_bytes=16777216"
-    copied = "max_retries=0, deadline=2.5, max_response_bytes=None"
+    policy = "initial_delay=0.5, max_delay=8.0, jitter=0.25, statuses=frozenset({{{}}})".format(
+        "408, 429, 500, 502, 503, 504"
+    )
+    original = (
+        f"retry=RetryPolicy(max_retries=2, {policy}), deadline=None, max_response_bytes=16777216"
+    )
+    copied = f"retry=RetryPolicy(max_retries=0, {policy}), deadline=2.5, max_response_bytes=None"
     for client, options in (
         (api.target, f"{original}, default_headers=['X-Team']"),
         (copy, f"{copied}, default_headers=['X-Team', 'x-trace']"),
@@ -782,7 +787,11 @@ def test_a_timeout_of_a_billion_seconds_is_the_longest_taken(make_api: MakeApi) 
 @pytest.mark.parametrize(
     ("arguments", "error", "message"),
     [
-        ({"api_key": 5}, TypeError, "api_key must be a str, got int"),
+        (
+            {"api_key": 5},
+            TypeError,
+            "api_key must be a str or a function that returns one, got int",
+        ),
         (
             {"environment": "staging", "base_url": "https://h.test/v1"},
             ValueError,

@@ -1,15 +1,15 @@
-"""Copies of a client: ``with_options()`` makes them; ``copy``, ``deepcopy`` and ``pickle`` refuse.
+"""Copies of a client: ``with_options()`` makes them; ``copy`` and ``deepcopy`` refuse.
 
 A shallow copy used to own the original's pool (closing it closed the original), and a deep
 copy failed deep in ``copy`` with the key in deepcopy's memo, which a traceback shown with its
 locals (pytest ``--showlocals``, Sentry) prints. The refusal is one line that names the class
-and ``with_options()``, and holds no setting.
+and ``with_options()``, and holds no setting. Pickling a client is another matter: it carries
+the settings to another process (tests/field/test_client_pickle.py).
 """
 
 from __future__ import annotations
 
 import copy
-import pickle
 import traceback
 from collections.abc import Callable
 
@@ -22,41 +22,31 @@ from tests.conftest import API_KEY, BASE_URL, Api
 PET = {"id": 7, "name": "Rex", "categoryId": 3, "status": "available"}
 
 
-def pickled(target: object) -> bytes:
-    return pickle.dumps(target)
-
-
-def pickled_with_protocol_0(target: object) -> bytes:
-    return pickle.dumps(target, protocol=0)
-
-
 COPIES: dict[str, Callable[[object], object]] = {
     "copy": copy.copy,
     "deepcopy": copy.deepcopy,
     "deepcopy of a dict": lambda target: copy.deepcopy({"client": target, "n": [1]}),
-    "pickle": pickled,
-    "pickle protocol 0": pickled_with_protocol_0,
 }
 
 
 @pytest.fixture(params=list(COPIES.values()), ids=list(COPIES))
 def make_copy(request: pytest.FixtureRequest) -> Callable[[object], object]:
-    """Each way of copying: ``copy``, ``deepcopy``, ``pickle``."""
+    """Each way of copying: ``copy``, ``deepcopy``."""
     made: Callable[[object], object] = request.param
     return made
 
 
 def client_message(name: str) -> str:
     return (
-        f"{name} objects cannot be copied or pickled; client.with_options() gives a {name} "
-        "that shares this client's connection pool (closing the copy leaves the pool open)"
+        f"{name} objects cannot be copied; client.with_options() gives a {name} that shares "
+        "this client's connection pool (closing the copy leaves the pool open)"
     )
 
 
 def view_message(name: str) -> str:
     return (
-        f"{name} objects cannot be copied or pickled; read the with_raw_response of the "
-        "client to call (one of client.with_options() has its own)"
+        f"{name} objects cannot be copied; read the with_raw_response of the client to call "
+        "(one of client.with_options() has its own)"
     )
 
 
@@ -88,7 +78,7 @@ def test_copying_a_client_refuses_in_one_line_that_holds_no_setting(
     for setting in (API_KEY, "api.test", "team-secret-header"):
         assert setting not in message
     assert API_KEY not in shown
-    assert "cannot pickle" not in shown  # refused before copy or pickle reached the state
+    assert "cannot pickle" not in shown  # refused before copy reached the state
     # The original keeps its pool: still usable, with its own key.
     assert [pet.id for pet in api.list_pets()] == [7]
     assert route.calls.last.request.headers["authorization"] == f"Bearer {API_KEY}"
@@ -144,7 +134,7 @@ def test_a_copy_attempt_in_a_with_block_leaves_the_original_open(
     # What `with copy.copy(client) as c:` did: the copy owned the pool and closed it on exit.
     mock_api.get("/pets").respond(200, json=[PET])
     api = make_api()
-    with pytest.raises(TypeError, match="cannot be copied or pickled"), copy.copy(api.target):
+    with pytest.raises(TypeError, match="cannot be copied;"), copy.copy(api.target):
         pass  # pragma: no cover - never reached
     assert [pet.id for pet in api.list_pets()] == [7]
     assert not api.target._closed

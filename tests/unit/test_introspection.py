@@ -219,7 +219,9 @@ def test_help_shows_the_constructor_on_the_class_itself(cls: type, http: str) ->
     # Without the " |" margin, on one line: Python 3.13 spreads a long signature over lines.
     flat = " ".join(re.sub(r"^ \|  ?", "", own, flags=re.M).split())
     flat = re.sub(r"\(\s+", "(", flat)
-    assert "__init__(self, api_key: str | None = None, *," in flat
+    assert (
+        "__init__(self, api_key: str | collections.abc.Callable[[], str] | None = None, *," in flat
+    )
     assert f"http_client: {http} | None = None" in flat
     assert "Configure a client; nothing is sent until a method is called." in flat
     for name in METHOD_NAMES:

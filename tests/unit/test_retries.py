@@ -28,6 +28,7 @@ from animalstore_client import (
     RateLimitError,
 )
 from animalstore_client._core import retries as _retries
+from animalstore_client._core.retry_policy import DEFAULT_RETRY
 from animalstore_client.testing import retry_floor
 from tests.conftest import Api
 
@@ -261,7 +262,7 @@ def test_a_zero_or_past_retry_after_waits_the_computed_backoff(
     assert route.call_count == 4
     assert len(sleeps) == 3
     for retries_taken, wait in enumerate(sleeps):
-        full = _retries.INITIAL_DELAY * 2**retries_taken
+        full = DEFAULT_RETRY.initial_delay * 2**retries_taken
         assert 0.75 * full <= wait <= full
 
 
@@ -269,9 +270,17 @@ def test_backoff_doubles_from_half_a_second_to_a_cap_of_eight(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     monkeypatch.setattr(random, "random", lambda: 0.0)
-    assert [_retries.backoff(n) for n in range(7)] == [0.5, 1.0, 2.0, 4.0, 8.0, 8.0, 8.0]
+    assert [_retries.backoff(DEFAULT_RETRY, n) for n in range(7)] == [
+        0.5,
+        1.0,
+        2.0,
+        4.0,
+        8.0,
+        8.0,
+        8.0,
+    ]
     monkeypatch.setattr(random, "random", lambda: 0.999999)
-    jittered = [_retries.backoff(n) for n in range(7)]
+    jittered = [_retries.backoff(DEFAULT_RETRY, n) for n in range(7)]
     assert all(
         0.75 * full <= wait < full
         for wait, full in zip(jittered, [0.5, 1.0, 2.0, 4.0, 8.0, 8.0, 8.0], strict=True)
