@@ -103,8 +103,15 @@ EXPECTED_OUTPUT: dict[str, list[str]] = {
     ],
 }
 
+#: Scripts that take longer than a test of the default tier may: each is run by a deep test of
+#: its own, and its recipe by a small twin in the default tier (tests/examples/test_dask_recipe.py).
+DEEP_SCRIPTS = {"dask_load.py"}
 # Every script in examples/, except the pytest module, which test_your_code_module_passes runs.
-SCRIPTS = sorted(path.name for path in EXAMPLES.glob("*.py") if not path.name.startswith("test_"))
+SCRIPTS = sorted(
+    path.name
+    for path in EXAMPLES.glob("*.py")
+    if not path.name.startswith("test_") and path.name not in DEEP_SCRIPTS
+)
 
 
 def normalise(text: str) -> str:
