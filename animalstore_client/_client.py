@@ -453,7 +453,8 @@ class Client(_BaseClient):
         """Add an animal (``POST /pets``); never creates it twice.
 
         It is retried only when the request provably was not processed (no connection could
-        be made, or the answer was 429 or 503), with the same ``Idempotency-Key`` each time.
+        be made, or the answer was 429 or 503 and the retry policy lists it), with the same
+        ``Idempotency-Key`` each time, whatever else the policy allows.
 
         Args:
             name: the animal's name.
@@ -763,7 +764,8 @@ class AsyncClient(_BaseClient):
         """Add an animal (``POST /pets``); never creates it twice.
 
         It is retried only when the request provably was not processed (no connection could
-        be made, or the answer was 429 or 503), with the same ``Idempotency-Key`` each time.
+        be made, or the answer was 429 or 503 and the retry policy lists it), with the same
+        ``Idempotency-Key`` each time, whatever else the policy allows.
 
         Args:
             name: the animal's name.
