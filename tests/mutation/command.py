@@ -61,7 +61,21 @@ COVERING_TESTS: dict[str, tuple[str, ...]] = {
     ),
     "animalstore_client/_core/retries.py": (
         "tests/unit/test_retries.py",
+        "tests/unit/test_retry_policy.py",
         "tests/reliability/test_cooperative_backoff.py",
+        "tests/reliability/test_retry_policy.py",
+    ),
+    # The policy: its checks, and what it does to the requests sent on every backend.
+    "animalstore_client/_core/retry_policy.py": (
+        "tests/unit/test_retry_policy.py",
+        "tests/unit/test_retries.py",
+        "tests/reliability/test_retry_policy.py",
+    ),
+    # The clients: the unit tests, and pickling, which the field tests prove across processes.
+    "animalstore_client/_client.py": (
+        "tests/unit",
+        "tests/testing",
+        "tests/field/test_client_pickle.py",
     ),
     # The call's state machine is reached by nearly every test: the unit tests, the requests
     # as sent (contract), its log lines (instrumentation), its retries and pauses.
