@@ -153,8 +153,10 @@ class RetryPolicy:
         Returns:
             ``min(initial_delay * 2**retries_taken, max_delay)``, less ``draw * jitter`` of it.
         """
-        # The exponent is bounded: 2.0**1024 overflows, and any cap is reached long before.
-        delay = min(self.initial_delay * math.ldexp(1.0, min(retries_taken, 64)), self.max_delay)
+        try:
+            delay = min(math.ldexp(self.initial_delay, retries_taken), self.max_delay)
+        except OverflowError:  # past 2**1023 times the first wait: the cap, long since
+            delay = self.max_delay
         return delay * (1.0 - self.jitter * draw)
 
 

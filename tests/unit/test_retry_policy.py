@@ -36,9 +36,21 @@ def test_the_backoff_doubles_to_the_cap_less_the_jitter_drawn() -> None:
 
     assert [policy.backoff(n, 0.0) for n in range(5)] == [0.2, 0.4, 0.8, 1.0, 1.0]
     assert [policy.backoff(n, 1.0) for n in range(4)] == [0.1, 0.2, 0.4, 0.5]
-    # No overflow however many retries a policy allows: 2.0**1024 would raise.
+    # No overflow however many retries a policy allows (2.0**1024 raises), and the formula
+    # holds however small the first wait is.
     assert RetryPolicy(max_retries=5000).backoff(4000, 0.0) == 8.0
+    assert RetryPolicy(initial_delay=1e-300, max_delay=1.0).backoff(1000, 0.0) == 1.0
+    assert RetryPolicy(initial_delay=1e-300, max_delay=1.0).backoff(65, 0.0) == 1e-300 * 2**65
     assert RetryPolicy(initial_delay=0, max_delay=0).backoff(3, 0.5) == 0.0
+    assert RetryPolicy(initial_delay=0, max_delay=0).backoff(10**6, 0.5) == 0.0
+
+
+def test_the_bounds_themselves_are_accepted() -> None:
+    policy = RetryPolicy(initial_delay=1e9, max_delay=1e9, jitter=1.0, statuses={400, 599})
+
+    assert (policy.initial_delay, policy.max_delay, policy.jitter) == (1e9, 1e9, 1.0)
+    assert policy.statuses == frozenset({400, 599})
+    assert RetryPolicy(max_retries=0, initial_delay=0, max_delay=0, jitter=0).max_retries == 0
 
 
 def test_write_statuses_are_the_listed_statuses_that_say_not_processed() -> None:
@@ -71,6 +83,7 @@ def test_write_statuses_are_the_listed_statuses_that_say_not_processed() -> None
         ({"jitter": 1.5}, ValueError, "jitter must be from 0 to 1, got 1.5"),
         ({"jitter": -0.1}, ValueError, "jitter must be from 0 to 1, got -0.1"),
         ({"jitter": None}, TypeError, "jitter must be a number from 0 to 1, got NoneType"),
+        ({"jitter": "0.5"}, TypeError, "jitter must be a number from 0 to 1, got str"),
         ({"statuses": 503}, TypeError, "statuses must be a set of HTTP status codes, got int"),
         ({"statuses": "503"}, TypeError, "statuses must be a set of HTTP status codes, got str"),
         ({"statuses": {200}}, ValueError, "statuses must hold error statuses, 400 to 599, got 200"),
