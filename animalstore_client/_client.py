@@ -18,7 +18,7 @@ client, not with the package.
 # `help()` show types, not strings, and `typing.get_type_hints` (the raw views' own types
 # included) reads them with no name to look up.
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, Final, Literal, TypeVar, overload
 
 import httpx
@@ -33,6 +33,7 @@ from animalstore_client._core.config import (
     ClientOptions,
     Environment,
     TimeoutLike,
+    TracerProviderLike,
     merge_headers,
     resolve_options,
 )
@@ -85,6 +86,7 @@ class _BaseClient(Uncopyable):
         default_headers: Mapping[str, str] | None,
         max_response_bytes: int | None,
         deadline: float | None,
+        tracing: object,
     ) -> None:
         """Set the client up with the pool to send with; both constructors end here (see theirs)."""
         self._options: ClientOptions = resolve_options(
@@ -100,6 +102,7 @@ class _BaseClient(Uncopyable):
             default_headers=default_headers,
             max_response_bytes=max_response_bytes,
             deadline=deadline,
+            tracing=tracing,
         )
         self._pool = pool
         self._owns_pool: bool = pool.owned
@@ -110,12 +113,11 @@ class _BaseClient(Uncopyable):
         # The call machinery (calls, retries, deadlines) loads with the first client, not with
         # the package: `import animalstore_client` stays within a tenth of its dependencies'
         # (docs/performance.md, case 6).
-        from animalstore_client._core.call import Call
         from animalstore_client._core.retries import Pause
 
         self._pause = Pause()
         # Kept, not imported again by each call: the leanest call is a few tens of microseconds.
-        self._call_class: type[Call[Any]] = Call
+        self._call_class = _call_class(self._options)
 
     @property
     def base_url(self) -> str:
@@ -151,6 +153,7 @@ class _BaseClient(Uncopyable):
         default_headers: Mapping[str, str] | NotGiven = NOT_GIVEN,
         max_response_bytes: int | NotGiven | None = NOT_GIVEN,
         deadline: float | NotGiven | None = NOT_GIVEN,
+        tracing: bool | TracerProviderLike | None = None,
     ) -> Self:
         """Return a copy with other settings that shares this client's connection pool.
 
@@ -168,6 +171,9 @@ class _BaseClient(Uncopyable):
                 limit); omitted, this client's.
             deadline: the copy's deadline for a whole call (``None``: none); omitted, this
                 client's.
+            tracing: the copy's tracing, as for the constructor (``True``, ``False`` or a
+                tracer provider); omitted or ``None``, this client's (``ANIMALSTORE_TRACING``
+                is not read again).
 
         Returns:
             The new client.
@@ -175,6 +181,7 @@ class _BaseClient(Uncopyable):
         Raises:
             TypeError: an argument has the wrong type.
             ValueError: an argument is invalid or out of range, as for the constructor.
+            ImportError: tracing is on and OpenTelemetry's API is not installed.
         """
         options = self._options
         if api_key is None:
@@ -199,6 +206,7 @@ class _BaseClient(Uncopyable):
                     else max_response_bytes
                 ),
                 deadline=options.deadline if isinstance(deadline, NotGiven) else deadline,
+                tracing=options.tracing if tracing is None else tracing,
             )
         )
 
@@ -209,7 +217,7 @@ class _BaseClient(Uncopyable):
         copy._pool = self._pool
         copy._notices = self._notices
         copy._pause = self._pause
-        copy._call_class = self._call_class
+        copy._call_class = _call_class(options)
         copy._owns_pool = False
         copy._closed = False
         return copy
@@ -244,6 +252,17 @@ class _BaseClient(Uncopyable):
         )
 
 
+def _call_class(options: ClientOptions) -> "Callable[..., Call[Any]]":
+    """Return what makes a client's calls: ``Call``, or with tracing on, one that starts a span."""
+    if options.tracing is None:
+        from animalstore_client._core.call import Call
+
+        return Call
+    from animalstore_client._core.tracing import traced_call
+
+    return traced_call
+
+
 class Client(_BaseClient):
     """A synchronous client for the animal store API; safe to share across threads.
 
@@ -266,6 +285,7 @@ class Client(_BaseClient):
         default_headers: Mapping[str, str] | None = None,
         max_response_bytes: int | None = DEFAULT_MAX_RESPONSE_BYTES,
         deadline: float | None = None,
+        tracing: bool | TracerProviderLike | None = None,
     ) -> None:
         """Configure a client; nothing is sent until a method is called.
 
@@ -296,6 +316,12 @@ class Client(_BaseClient):
                 included, whatever the server does; past it the call raises
                 ``APITimeoutError``. ``None`` (the default): no limit but ``timeout`` per
                 attempt and ``max_retries``.
+            tracing: one OpenTelemetry span per call (docs/guide.md, "Tracing"), which needs
+                the ``tracing`` extra (``pip install 'animalstore-client[tracing]'``).
+                ``True``: with the global tracer provider, as it is at each call; a
+                ``TracerProvider``: with that one; ``False``: off. ``None`` (the default): on
+                when ``ANIMALSTORE_TRACING`` is ``1``, ``true`` or ``yes`` (in any case), else
+                off.
 
         Raises:
             TypeError: an argument has the wrong type.
@@ -305,6 +331,7 @@ class Client(_BaseClient):
                 ``Idempotency-Key`` in ``default_headers``, a ``max_response_bytes`` below 1,
                 or a ``deadline`` that is not positive.
             RuntimeError: an ``aiohttp.ClientSession`` is given to ``AsyncClient`` under trio.
+            ImportError: tracing is on and OpenTelemetry's API is not installed.
         """
         self._configure(
             sync_pool(http_client),
@@ -317,6 +344,7 @@ class Client(_BaseClient):
             default_headers,
             max_response_bytes,
             deadline,
+            tracing,
         )
 
     def list_pets(
@@ -512,22 +540,27 @@ class Client(_BaseClient):
     def _request(self, operation: ops.Operation[T], raw: bool = False) -> T | APIResponse[T]:
         """Send the operation, retrying as allowed: its result, or (``raw``) its answer."""
         call = self._start(operation, raw)
-        pool = self._usable_pool()
-        sender = pool.current() or pool.open()
-        while True:
-            while (pause := call.wait()) > 0.0:
-                time.sleep(pause)
-            request = call.begin()
-            if call.deadline is None:
-                outcome = sender.send(request)
-            else:
-                from animalstore_client._backends.deadline import send_within
+        try:
+            pool = self._usable_pool()
+            sender = pool.current() or pool.open()
+            while True:
+                while (pause := call.wait()) > 0.0:
+                    time.sleep(pause)
+                request = call.begin()
+                if call.deadline is None:
+                    outcome = sender.send(request)
+                else:
+                    from animalstore_client._backends.deadline import send_within
 
-                outcome = send_within(call.remaining(), sender.send, request)
-            step = call.after(outcome)
-            if step.done:
-                return call.result
-            time.sleep(step.delay)
+                    outcome = send_within(call.remaining(), sender.send, request)
+                step = call.after(outcome)
+                if step.done:
+                    return call.result
+                time.sleep(step.delay)
+        except BaseException as exc:
+            if call._trace is not None:  # tracing: the call's span ends with its error
+                call._trace.failed(call, exc)
+            raise
 
 
 class AsyncClient(_BaseClient):
@@ -552,6 +585,7 @@ class AsyncClient(_BaseClient):
         default_headers: Mapping[str, str] | None = None,
         max_response_bytes: int | None = DEFAULT_MAX_RESPONSE_BYTES,
         deadline: float | None = None,
+        tracing: bool | TracerProviderLike | None = None,
     ) -> None:
         """Configure a client; nothing is sent until a method is called.
 
@@ -582,6 +616,12 @@ class AsyncClient(_BaseClient):
                 included, whatever the server does; past it the call raises
                 ``APITimeoutError``. ``None`` (the default): no limit but ``timeout`` per
                 attempt and ``max_retries``.
+            tracing: one OpenTelemetry span per call (docs/guide.md, "Tracing"), which needs
+                the ``tracing`` extra (``pip install 'animalstore-client[tracing]'``).
+                ``True``: with the global tracer provider, as it is at each call; a
+                ``TracerProvider``: with that one; ``False``: off. ``None`` (the default): on
+                when ``ANIMALSTORE_TRACING`` is ``1``, ``true`` or ``yes`` (in any case), else
+                off.
 
         Raises:
             TypeError: an argument has the wrong type.
@@ -591,6 +631,7 @@ class AsyncClient(_BaseClient):
                 ``Idempotency-Key`` in ``default_headers``, a ``max_response_bytes`` below 1,
                 or a ``deadline`` that is not positive.
             RuntimeError: an ``aiohttp.ClientSession`` is given to ``AsyncClient`` under trio.
+            ImportError: tracing is on and OpenTelemetry's API is not installed.
         """
         self._configure(
             async_pool(http_client),
@@ -603,6 +644,7 @@ class AsyncClient(_BaseClient):
             default_headers,
             max_response_bytes,
             deadline,
+            tracing,
         )
 
     async def list_pets(
@@ -798,22 +840,27 @@ class AsyncClient(_BaseClient):
     async def _request(self, operation: ops.Operation[T], raw: bool = False) -> T | APIResponse[T]:
         """Send the operation, retrying as allowed: its result, or (``raw``) its answer."""
         call = self._start(operation, raw)
-        pool = self._usable_pool()
-        sender = pool.current() or await pool.open()
-        while True:
-            while (pause := call.wait()) > 0.0:
-                await sender.sleep(pause)
-            request = call.begin()
-            if call.deadline is None:
-                outcome = await sender.send(request)
-            else:
-                from animalstore_client._backends.deadline import send_within_async
+        try:
+            pool = self._usable_pool()
+            sender = pool.current() or await pool.open()
+            while True:
+                while (pause := call.wait()) > 0.0:
+                    await sender.sleep(pause)
+                request = call.begin()
+                if call.deadline is None:
+                    outcome = await sender.send(request)
+                else:
+                    from animalstore_client._backends.deadline import send_within_async
 
-                outcome = await send_within_async(call.remaining(), sender.send, request)
-            step = call.after(outcome)
-            if step.done:
-                return call.result
-            await sender.sleep(step.delay)
+                    outcome = await send_within_async(call.remaining(), sender.send, request)
+                step = call.after(outcome)
+                if step.done:
+                    return call.result
+                await sender.sleep(step.delay)
+        except BaseException as exc:
+            if call._trace is not None:  # tracing: the call's span ends with its error
+                call._trace.failed(call, exc)
+            raise
 
 
 class RawResponses(RawView):
