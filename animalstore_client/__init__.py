@@ -27,6 +27,7 @@ from animalstore_client._core.config import (
     DEFAULT_TIMEOUT,
     Environment,
     TimeoutLike,
+    TracerProviderLike,
 )
 from animalstore_client._core.converter import WireFormatError
 from animalstore_client._core.exceptions import (
@@ -87,6 +88,7 @@ __all__ = [
     "RawResponses",
     "ResponseTooLargeError",
     "TimeoutLike",
+    "TracerProviderLike",
     "WireFormatError",
     "__version__",
 ]

@@ -74,19 +74,19 @@ class CallTrace(Protocol):
     """
 
     def paused(self, seconds: float) -> None:
-        """The client family's pause holds the call ``seconds`` before its next attempt."""
+        """Note that the client family's pause holds the call ``seconds`` before an attempt."""
 
     def deadline(self, call: Call[Any]) -> None:
-        """The call's deadline passed, or the pause would outlast it."""
+        """Note that the call's deadline passed, or that the pause would outlast it."""
 
     def retrying(self, call: Call[Any], outcome: Answer | SendFailure, delay: float) -> None:
-        """An attempt ended in ``outcome`` and is retried after ``delay`` seconds."""
+        """Note an attempt that ended in ``outcome``, retried after ``delay`` seconds."""
 
     def succeeded(self, call: Call[Any], answer: Answer) -> None:
-        """The call's ``result`` is ready, from ``answer``."""
+        """Note that the call's ``result`` is ready, from ``answer``; the span ends."""
 
     def failed(self, call: Call[Any], exc: BaseException) -> None:
-        """The call raised ``exc``."""
+        """Note that the call raised ``exc``; the span ends."""
 
 
 class Call(Generic[T]):

@@ -282,10 +282,14 @@ def check_tracing(tracing: object, environ: Mapping[str, str]) -> Tracing:
             "tracing must be a bool, None or an OpenTelemetry TracerProvider, "
             f"got {type(tracing).__name__}"
         )
-    from animalstore_client._core.tracing import require_opentelemetry
-
-    require_opentelemetry()
-    return tracing  # type: ignore[return-value]
+    try:
+        import opentelemetry.trace  # noqa: F401  (imported only once tracing is on)
+    except ImportError:
+        raise ImportError(
+            "tracing needs OpenTelemetry's API, which is not installed: "
+            "pip install 'animalstore-client[tracing]'"
+        ) from None
+    return tracing
 
 
 def check_max_response_bytes(value: object) -> int | None:

@@ -33,26 +33,11 @@ from animalstore_client._version import __version__
 if TYPE_CHECKING:
     from animalstore_client._core.deprecation import DeprecationNotices
 
-__all__ = ["INSTALL_HINT", "Trace", "require_opentelemetry", "traced_call"]
+__all__ = ["TRACER_NAME", "Trace", "error_type", "traced_call"]
 
 #: The tracer's name: the instrumentation scope of every span the SDK makes.
 TRACER_NAME = "animalstore_client"
-INSTALL_HINT = "pip install 'animalstore-client[tracing]'"
 _DEFAULT_PORTS = {"https": 443, "http": 80}
-
-
-def require_opentelemetry() -> None:
-    """Import OpenTelemetry's API, which tracing needs.
-
-    Raises:
-        ImportError: it is not installed; the message says how to install it.
-    """
-    try:
-        import opentelemetry.trace  # noqa: F401
-    except ImportError:
-        raise ImportError(
-            f"tracing needs OpenTelemetry's API, which is not installed: {INSTALL_HINT}"
-        ) from None
 
 
 def traced_call(
