@@ -277,10 +277,16 @@ def check_tracing(tracing: object, environ: Mapping[str, str]) -> Tracing:
         tracing = True
     if tracing is False:
         return None
-    if tracing is not True and (isinstance(tracing, bool) or not hasattr(tracing, "get_tracer")):
+    if tracing is not True and (
+        isinstance(tracing, (bool, type)) or not hasattr(tracing, "get_tracer")
+    ):
+        got = (
+            f"the class {tracing.__name__} (pass an instance)"
+            if isinstance(tracing, type)
+            else type(tracing).__name__
+        )
         raise TypeError(
-            "tracing must be a bool, None or an OpenTelemetry TracerProvider, "
-            f"got {type(tracing).__name__}"
+            f"tracing must be a bool, None or an OpenTelemetry TracerProvider, got {got}"
         )
     try:
         import opentelemetry.trace  # noqa: F401  (imported only once tracing is on)

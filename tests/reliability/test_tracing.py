@@ -105,7 +105,8 @@ def events(span: ReadableSpan) -> list[tuple[str, dict[str, Any]]]:
         attributes = dict(event.attributes or {})
         elapsed = attributes.pop("animalstore.elapsed_ms", None)
         if event.name == "attempt":
-            assert isinstance(elapsed, float) and 0 <= elapsed < 60_000, elapsed
+            assert isinstance(elapsed, float), elapsed
+            assert 0 <= elapsed < 60_000, elapsed
         found.append((event.name, attributes))
     return found
 
@@ -391,8 +392,8 @@ def test_every_operation_under_anyio_then_a_cancelled_one(
     async def main() -> None:
         async with AsyncClient(api_key=API_KEY, base_url=url, tracing=spans.provider) as client:
             await client.create_pet(name="Rex", category_id=3)
-            with pytest.warns(DeprecationWarning):
-                await client.get_pet(1)
+            with pytest.warns(DeprecationWarning, match=r"^get_pet\(\) calls GET /pets/\{petId\}"):
+                await client.get_pet(1)  # type: ignore[deprecated]
             with anyio.move_on_after(0.2):
                 await client.list_pets()
 
@@ -439,7 +440,8 @@ def check_nested(spans: Spans, attempts: int) -> None:
     for child in children:
         assert child.parent is not None
         assert child.parent.span_id == call.context.span_id
-        assert child.context is not None and child.context.trace_id == call.context.trace_id
+        assert child.context is not None
+        assert child.context.trace_id == call.context.trace_id
         assert child.kind is SpanKind.CLIENT
     assert call.parent is None
     assert [name for name, _ in events(call)].count("attempt") == attempts
