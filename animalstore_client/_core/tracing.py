@@ -18,7 +18,9 @@ that holds the key. OpenTelemetry is imported here only, and only once tracing i
 
 from __future__ import annotations
 
+import functools
 import time
+import weakref
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
@@ -38,6 +40,9 @@ __all__ = ["TRACER_NAME", "Trace", "error_type", "traced_call"]
 #: The tracer's name: the instrumentation scope of every span the SDK makes.
 TRACER_NAME = "animalstore_client"
 _DEFAULT_PORTS = {"https": 443, "http": 80}
+#: Each tracer provider's tracer for the SDK: an SDK provider makes a new tracer per request,
+#: a quarter of the span's own cost. Held weakly: a provider dropped takes its tracer along.
+_TRACERS: weakref.WeakKeyDictionary[Any, Any] = weakref.WeakKeyDictionary()
 
 
 def traced_call(
@@ -57,6 +62,7 @@ def traced_call(
     return call
 
 
+@functools.lru_cache(maxsize=64)
 def _server(base_url: str) -> tuple[str, int]:
     """Return the host and port of ``base_url`` (its scheme's default port when none)."""
     parts = urlsplit(base_url)
@@ -67,8 +73,14 @@ def _tracer(tracing: object) -> Any:
     """Return the SDK's tracer from ``tracing``: ``True`` for the global provider, as it is now."""
     from opentelemetry import trace
 
-    provider = trace.get_tracer_provider() if tracing is True else tracing
-    return provider.get_tracer(TRACER_NAME, __version__)  # type: ignore[attr-defined]
+    provider: Any = trace.get_tracer_provider() if tracing is True else tracing
+    try:
+        tracer = _TRACERS.get(provider)
+    except TypeError:  # a provider that cannot be weakly referenced or hashed: asked each time
+        return provider.get_tracer(TRACER_NAME, __version__)
+    if tracer is None:
+        tracer = _TRACERS[provider] = provider.get_tracer(TRACER_NAME, __version__)
+    return tracer
 
 
 def error_type(exc: BaseException) -> str:
@@ -165,18 +177,18 @@ class Trace:
 
         # The SDK's messages are its own, the key redacted; of anything else, the class alone.
         description = str(exc) if isinstance(exc, APIError) else type(exc).__qualname__
-        self._span.set_attribute("error.type", error_type(exc))
         self._span.set_status(Status(StatusCode.ERROR, description))
-        self._end(call)
+        self._end(call, {"error.type": error_type(exc)})
 
     def _attempt(self, call: Call[Any], outcome: Answer | SendFailure) -> None:
         """Add the ``attempt`` event of ``outcome``; an answer's status and id go on the span."""
         self._recorded = outcome
         if isinstance(outcome, Answer):
-            self._span.set_attribute("http.response.status_code", outcome.status_code)
+            answered: dict[str, Any] = {"http.response.status_code": outcome.status_code}
             request_id = outcome.headers.get("x-request-id")
             if request_id is not None:
-                self._span.set_attribute("animalstore.request_id", call._scrub(request_id))
+                answered["animalstore.request_id"] = call._scrub(request_id)
+            self._span.set_attributes(answered)
             self._event(call, {"http.response.status_code": outcome.status_code})
         else:
             self._event(call, {"error.type": _attempt_error(outcome)})
@@ -193,10 +205,11 @@ class Trace:
             },
         )
 
-    def _end(self, call: Call[Any]) -> None:
+    def _end(self, call: Call[Any], ending: dict[str, Any] | None = None) -> None:
+        """End the span with the number of retries taken (and ``ending``); detach it."""
         from opentelemetry import context
 
         self._ended = True
-        self._span.set_attribute("http.request.resend_count", call.retries)
+        self._span.set_attributes({"http.request.resend_count": call.retries, **(ending or {})})
         self._span.end()
         context.detach(self._token)
