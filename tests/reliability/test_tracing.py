@@ -23,6 +23,7 @@ from opentelemetry.trace import SpanKind, StatusCode
 
 from animalstore_client import (
     APIConnectionError,
+    APIResponseValidationError,
     APIStatusError,
     APITimeoutError,
     AsyncClient,
@@ -290,6 +291,23 @@ def test_a_lost_create_is_a_connection_error_never_retried(
     assert attempt["error.type"].isidentifier()
     assert len(store.pets) == 1
     assert len(store.requests) == 1
+
+
+def test_an_answer_that_does_not_fit_the_schema_fails_the_span_after_its_attempt(
+    make_client: Any, store: FakeAnimalStore, url: str, spans: Spans
+) -> None:
+    store.inject(Fault.malformed("wrong_schema", operation="list"))
+    client: Api = make_client(url, tracing=spans.provider)
+
+    error = raised_exactly(APIResponseValidationError, lambda: client.list_pets())
+
+    span = spans.one()
+    assert attributes(span)["error.type"] == "APIResponseValidationError"
+    assert attributes(span)["http.response.status_code"] == 200
+    assert span.status.description == str(error)
+    assert events(span) == [
+        ("attempt", {"http.request.resend_count": 0, "http.response.status_code": 200})
+    ]
 
 
 SECRET_HEADER = "hdr-v4lue-SECRET-93a1"
