@@ -201,6 +201,31 @@ def test_a_provider_is_kept_as_given_and_true_as_true(recorder: Recorder) -> Non
     assert client.with_options(tracing=False)._options.tracing is None
 
 
+@pytest.mark.parametrize(
+    ("base_url", "address", "port"),
+    [
+        ("http://animalstore.test/v1", "animalstore.test", 80),
+        ("https://animalstore.test/v1", "animalstore.test", 443),
+        ("https://[::1]:8443/v1/", "::1", 8443),
+    ],
+)
+def test_the_server_is_read_off_the_base_url_with_its_schemes_default_port(
+    store: FakeAnimalStore, recorder: Recorder, base_url: str, address: str, port: int
+) -> None:
+    with (
+        httpx.Client(transport=store.transport()) as http,
+        Client(
+            api_key="test-key", base_url=base_url, http_client=http, tracing=recorder.provider
+        ) as client,
+    ):
+        client.list_pets(limit=3)
+    [span] = recorder.exporter.get_finished_spans()
+    assert span.attributes is not None
+    assert span.attributes["server.address"] == address
+    assert span.attributes["server.port"] == port
+    assert span.attributes["url.full"] == f"{base_url.rstrip('/')}/pets?limit=3"
+
+
 def run_child(code: str, **variables: str) -> str:
     done = subprocess.run(
         [sys.executable, "-c", textwrap.dedent(code)],
