@@ -26,6 +26,7 @@ from animalstore_client._core.config import (
     DEFAULT_TIMEOUT,
     Environment,
     TimeoutLike,
+    TracerProviderLike,
 )
 from animalstore_client._core.converter import WireFormatError
 from animalstore_client._core.exceptions import (
@@ -88,6 +89,7 @@ __all__ = [
     "ResponseTooLargeError",
     "RetryPolicy",
     "TimeoutLike",
+    "TracerProviderLike",
     "WireFormatError",
     "__version__",
 ]

@@ -18,7 +18,7 @@ client, not with the package.
 # `help()` show types, not strings, and `typing.get_type_hints` (the raw views' own types
 # included) reads them with no name to look up.
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, Final, Literal, SupportsIndex, TypeVar, overload
 
 import httpx
@@ -34,6 +34,7 @@ from animalstore_client._core.config import (
     EnvironmentKey,
     KeyProvider,
     TimeoutLike,
+    TracerProviderLike,
     merge_headers,
     resolve_options,
 )
@@ -88,6 +89,7 @@ class _BaseClient(Uncopyable):
         max_response_bytes: int | None,
         deadline: float | None,
         retry: RetryPolicy | NotGiven,
+        tracing: object,
     ) -> None:
         """Set the client up with the pool to send with; both constructors end here (see theirs)."""
         self._options: ClientOptions = resolve_options(
@@ -104,6 +106,7 @@ class _BaseClient(Uncopyable):
             max_response_bytes=max_response_bytes,
             deadline=deadline,
             retry=retry,
+            tracing=tracing,
         )
         self._pool = pool
         self._owns_pool: bool = pool.owned
@@ -114,12 +117,11 @@ class _BaseClient(Uncopyable):
         # The call machinery (calls, retries, deadlines) loads with the first client, not with
         # the package: `import animalstore_client` stays within a tenth of its dependencies'
         # (docs/performance.md, case 6).
-        from animalstore_client._core.call import Call
         from animalstore_client._core.retries import Pause
 
         self._pause = Pause()
         # Kept, not imported again by each call: the leanest call is a few tens of microseconds.
-        self._call_class: type[Call[Any]] = Call
+        self._call_class = _call_class(self._options)
 
     @property
     def base_url(self) -> str:
@@ -161,6 +163,7 @@ class _BaseClient(Uncopyable):
         max_response_bytes: int | NotGiven | None = NOT_GIVEN,
         deadline: float | NotGiven | None = NOT_GIVEN,
         retry: RetryPolicy | NotGiven = NOT_GIVEN,
+        tracing: bool | TracerProviderLike | None = None,
     ) -> Self:
         """Return a copy with other settings that shares this client's connection pool.
 
@@ -181,6 +184,9 @@ class _BaseClient(Uncopyable):
             deadline: the copy's deadline for a whole call (``None``: none); omitted, this
                 client's.
             retry: the copy's ``RetryPolicy``; omitted, this client's (see ``max_retries``).
+            tracing: the copy's tracing, as for the constructor (``True``, ``False`` or a
+                tracer provider); omitted or ``None``, this client's (``ANIMALSTORE_TRACING``
+                is not read again).
 
         Returns:
             The new client.
@@ -189,6 +195,7 @@ class _BaseClient(Uncopyable):
             TypeError: an argument has the wrong type.
             ValueError: an argument is invalid or out of range, as for the constructor, or
                 both ``max_retries`` and ``retry`` are given.
+            ImportError: tracing is on and OpenTelemetry's API is not installed.
         """
         options = self._options
         if api_key is None:
@@ -215,6 +222,7 @@ class _BaseClient(Uncopyable):
                     else max_response_bytes
                 ),
                 deadline=options.deadline if isinstance(deadline, NotGiven) else deadline,
+                tracing=options.tracing if tracing is None else tracing,
             )
         )
 
@@ -225,7 +233,7 @@ class _BaseClient(Uncopyable):
         copy._pool = self._pool
         copy._notices = self._notices
         copy._pause = self._pause
-        copy._call_class = self._call_class
+        copy._call_class = _call_class(options)
         copy._owns_pool = False
         copy._closed = False
         return copy
@@ -247,15 +255,21 @@ class _BaseClient(Uncopyable):
         call. ``copy.copy`` and ``copy.deepcopy`` are still refused: see ``with_options``.
 
         Raises:
-            TypeError: the client was built on a user's ``http_client``, whose connections
-                belong to this process: build the client in the worker instead.
+            TypeError: the client was built on a user's ``http_client``, or traces with a
+                tracer provider of its own, which belong to this process: build the client in
+                the worker instead, or use ``tracing=True``.
         """
         options = self._options
+        name = type(self).__name__
         if not self._pool.owned:
-            name = type(self).__name__
             raise TypeError(
                 f"a {name} built on your own http_client= cannot be pickled: build the "
                 f"{name} in the process that uses it"
+            )
+        if options.tracing not in (None, True):
+            raise TypeError(
+                f"a {name} with tracing= a tracer provider cannot be pickled (the provider "
+                "belongs to this process): use tracing=True, the worker's global provider"
             )
         settings = {
             "api_key": options.key_provider or EnvironmentKey(),
@@ -265,6 +279,7 @@ class _BaseClient(Uncopyable):
             "default_headers": dict(options.default_headers),
             "max_response_bytes": options.max_response_bytes,
             "deadline": options.deadline,
+            "tracing": options.tracing is True,
         }
         return (_unpickled, (type(self), settings))
 
@@ -296,6 +311,17 @@ def _unpickled(cls: type[_BaseClient], settings: dict[str, Any]) -> _BaseClient:
     return cls(**settings)
 
 
+def _call_class(options: ClientOptions) -> "Callable[..., Call[Any]]":
+    """Return what makes a client's calls: ``Call``, or with tracing on, one that starts a span."""
+    if options.tracing is None:
+        from animalstore_client._core.call import Call
+
+        return Call
+    from animalstore_client._core.tracing import traced_call
+
+    return traced_call
+
+
 class Client(_BaseClient):
     """A synchronous client for the animal store API; safe to share across threads.
 
@@ -319,6 +345,7 @@ class Client(_BaseClient):
         max_response_bytes: int | None = DEFAULT_MAX_RESPONSE_BYTES,
         deadline: float | None = None,
         retry: RetryPolicy | NotGiven = NOT_GIVEN,
+        tracing: bool | TracerProviderLike | None = None,
     ) -> None:
         """Configure a client; nothing is sent until a method is called.
 
@@ -356,6 +383,12 @@ class Client(_BaseClient):
             retry: which failures are retried, how often and after what wait (a
                 ``RetryPolicy``); cannot be combined with ``max_retries``. Omitted:
                 ``RetryPolicy()``, the SDK's defaults.
+            tracing: one OpenTelemetry span per call (docs/guide.md, "Tracing"), which needs
+                the ``tracing`` extra (``pip install 'animalstore-client[tracing]'``).
+                ``True``: with the global tracer provider, as it is at each call; a
+                ``TracerProvider``: with that one; ``False``: off. ``None`` (the default): on
+                when ``ANIMALSTORE_TRACING`` is ``1``, ``true`` or ``yes`` (in any case), else
+                off.
 
         Raises:
             TypeError: an argument has the wrong type.
@@ -366,6 +399,7 @@ class Client(_BaseClient):
                 ``Idempotency-Key`` in ``default_headers``, a ``max_response_bytes`` below 1,
                 or a ``deadline`` that is not positive.
             RuntimeError: an ``aiohttp.ClientSession`` is given to ``AsyncClient`` under trio.
+            ImportError: tracing is on and OpenTelemetry's API is not installed.
         """
         self._configure(
             sync_pool(http_client),
@@ -379,6 +413,7 @@ class Client(_BaseClient):
             max_response_bytes,
             deadline,
             retry,
+            tracing,
         )
 
     def list_pets(
@@ -589,22 +624,27 @@ class Client(_BaseClient):
     def _request(self, operation: ops.Operation[T], raw: bool = False) -> T | APIResponse[T]:
         """Send the operation, retrying as allowed: its result, or (``raw``) its answer."""
         call = self._start(operation, raw)
-        pool = self._usable_pool()
-        sender = pool.current() or pool.open()
-        while True:
-            while (pause := call.wait()) > 0.0:
-                time.sleep(pause)
-            request = call.begin()
-            if call.deadline is None:
-                outcome = sender.send(request)
-            else:
-                from animalstore_client._backends.deadline import send_within
+        try:
+            pool = self._usable_pool()
+            sender = pool.current() or pool.open()
+            while True:
+                while (pause := call.wait()) > 0.0:
+                    time.sleep(pause)
+                request = call.begin()
+                if call.deadline is None:
+                    outcome = sender.send(request)
+                else:
+                    from animalstore_client._backends.deadline import send_within
 
-                outcome = send_within(call.remaining(), sender.send, request)
-            step = call.after(outcome)
-            if step.done:
-                return call.result
-            time.sleep(step.delay)
+                    outcome = send_within(call.remaining(), sender.send, request)
+                step = call.after(outcome)
+                if step.done:
+                    return call.result
+                time.sleep(step.delay)
+        except BaseException as exc:
+            if call._trace is not None:  # tracing: the call's span ends with its error
+                call._trace.failed(call, exc)
+            raise
 
 
 class AsyncClient(_BaseClient):
@@ -630,6 +670,7 @@ class AsyncClient(_BaseClient):
         max_response_bytes: int | None = DEFAULT_MAX_RESPONSE_BYTES,
         deadline: float | None = None,
         retry: RetryPolicy | NotGiven = NOT_GIVEN,
+        tracing: bool | TracerProviderLike | None = None,
     ) -> None:
         """Configure a client; nothing is sent until a method is called.
 
@@ -667,6 +708,12 @@ class AsyncClient(_BaseClient):
             retry: which failures are retried, how often and after what wait (a
                 ``RetryPolicy``); cannot be combined with ``max_retries``. Omitted:
                 ``RetryPolicy()``, the SDK's defaults.
+            tracing: one OpenTelemetry span per call (docs/guide.md, "Tracing"), which needs
+                the ``tracing`` extra (``pip install 'animalstore-client[tracing]'``).
+                ``True``: with the global tracer provider, as it is at each call; a
+                ``TracerProvider``: with that one; ``False``: off. ``None`` (the default): on
+                when ``ANIMALSTORE_TRACING`` is ``1``, ``true`` or ``yes`` (in any case), else
+                off.
 
         Raises:
             TypeError: an argument has the wrong type.
@@ -677,6 +724,7 @@ class AsyncClient(_BaseClient):
                 ``Idempotency-Key`` in ``default_headers``, a ``max_response_bytes`` below 1,
                 or a ``deadline`` that is not positive.
             RuntimeError: an ``aiohttp.ClientSession`` is given to ``AsyncClient`` under trio.
+            ImportError: tracing is on and OpenTelemetry's API is not installed.
         """
         self._configure(
             async_pool(http_client),
@@ -690,6 +738,7 @@ class AsyncClient(_BaseClient):
             max_response_bytes,
             deadline,
             retry,
+            tracing,
         )
 
     async def list_pets(
@@ -900,22 +949,27 @@ class AsyncClient(_BaseClient):
     async def _request(self, operation: ops.Operation[T], raw: bool = False) -> T | APIResponse[T]:
         """Send the operation, retrying as allowed: its result, or (``raw``) its answer."""
         call = self._start(operation, raw)
-        pool = self._usable_pool()
-        sender = pool.current() or await pool.open()
-        while True:
-            while (pause := call.wait()) > 0.0:
-                await sender.sleep(pause)
-            request = call.begin()
-            if call.deadline is None:
-                outcome = await sender.send(request)
-            else:
-                from animalstore_client._backends.deadline import send_within_async
+        try:
+            pool = self._usable_pool()
+            sender = pool.current() or await pool.open()
+            while True:
+                while (pause := call.wait()) > 0.0:
+                    await sender.sleep(pause)
+                request = call.begin()
+                if call.deadline is None:
+                    outcome = await sender.send(request)
+                else:
+                    from animalstore_client._backends.deadline import send_within_async
 
-                outcome = await send_within_async(call.remaining(), sender.send, request)
-            step = call.after(outcome)
-            if step.done:
-                return call.result
-            await sender.sleep(step.delay)
+                    outcome = await send_within_async(call.remaining(), sender.send, request)
+                step = call.after(outcome)
+                if step.done:
+                    return call.result
+                await sender.sleep(step.delay)
+        except BaseException as exc:
+            if call._trace is not None:  # tracing: the call's span ends with its error
+                call._trace.failed(call, exc)
+            raise
 
 
 class RawResponses(RawView):

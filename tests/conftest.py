@@ -25,7 +25,12 @@ from animalstore_client._backends.eventloop import sleep as _real_async_sleep
 from animalstore_client._backends.httpx import family
 from animalstore_client._core.wire import Answer, Request
 
-ENV_VARIABLES = ("ANIMALSTORE_API_KEY", "ANIMALSTORE_BASE_URL", "ANIMALSTORE_LOG")
+ENV_VARIABLES = (
+    "ANIMALSTORE_API_KEY",
+    "ANIMALSTORE_BASE_URL",
+    "ANIMALSTORE_LOG",
+    "ANIMALSTORE_TRACING",
+)
 BASE_URL = "https://api.test/v1"
 API_KEY = "test-key-0123456789"
 

@@ -18,7 +18,7 @@ import json
 import logging
 import time
 import weakref
-from typing import Generic, NamedTuple, TypeVar, cast
+from typing import Any, Generic, NamedTuple, Protocol, TypeVar, cast
 
 from animalstore_client._core.config import ClientOptions
 from animalstore_client._core.deprecation import DeprecationNotices
@@ -42,7 +42,7 @@ from animalstore_client._core.wire import (
     redacted,
 )
 
-__all__ = ["DONE", "Call", "Next"]
+__all__ = ["DONE", "Call", "CallTrace", "Next"]
 
 T = TypeVar("T")
 
@@ -62,6 +62,28 @@ class Next(NamedTuple):
 
 #: The call is over.
 DONE = Next(done=True)
+
+
+class CallTrace(Protocol):
+    """What a call tells its trace (``_core.tracing.Trace``), when tracing is on.
+
+    The client tells it the rest: ``failed`` when the call raises.
+    """
+
+    def paused(self, seconds: float) -> None:
+        """Note that the client family's pause holds the call ``seconds`` before an attempt."""
+
+    def deadline(self, call: Call[Any]) -> None:
+        """Note that the call's deadline passed, or that the pause would outlast it."""
+
+    def retrying(self, call: Call[Any], outcome: Answer | SendFailure, delay: float) -> None:
+        """Note an attempt that ended in ``outcome``, retried after ``delay`` seconds."""
+
+    def succeeded(self, call: Call[Any], answer: Answer) -> None:
+        """Note that the call's ``result`` is ready, from ``answer``; the span ends."""
+
+    def failed(self, call: Call[Any], exc: BaseException) -> None:
+        """Note that the call raised ``exc``; the span ends."""
 
 
 class Call(Generic[T]):
@@ -89,6 +111,7 @@ class Call(Generic[T]):
         "_policy",
         "_raw",
         "_started",
+        "_trace",
         "deadline",
         "request",
         "result",
@@ -152,6 +175,8 @@ class Call(Generic[T]):
         self._started = 0.0
         self.retries = 0
         self.result: T
+        # tracing: set by ``_core.tracing.traced_call`` when the client's tracing is on.
+        self._trace: CallTrace | None = None
 
     def wait(self) -> float:
         """Return the seconds to wait before the next attempt; 0.0 to start it now.
@@ -170,7 +195,11 @@ class Call(Generic[T]):
         if self._ends is not None and time.monotonic() + left >= self._ends:
             if self._last is None:
                 self._last = deadline_passed(self.request, self.request.view(), left)
+            if self._trace is not None:  # tracing
+                self._trace.deadline(self)
             raise self._error(self._last)
+        if self._trace is not None:  # tracing
+            self._trace.paused(left)
         return left
 
     def begin(self) -> Request:
@@ -225,10 +254,14 @@ class Call(Generic[T]):
             if 200 <= outcome.status_code < 300:
                 # A success is never retried: the common path skips the retry policy.
                 self._take_result(outcome)
+                if self._trace is not None:  # tracing
+                    self._trace.succeeded(self, outcome)
                 return DONE
         delay = self._retry_delay(outcome)
         if delay is None:
             raise self._error(outcome)
+        if self._trace is not None:  # tracing
+            self._trace.retrying(self, outcome, delay)
         self.retries += 1
         self._log_retry(outcome, delay)
         return Next(done=False, delay=delay)
@@ -247,6 +280,8 @@ class Call(Generic[T]):
         ):
             # Cut off, or the attempt's timeouts were cut to the time left: its own timeout
             # at the deadline, a hair before the deadline's, is the deadline's.
+            if self._trace is not None:  # tracing
+                self._trace.deadline(self)
             return deadline_passed(self.request, self.request.view())
         if isinstance(outcome, SendFailure):
             # A user's hook, auth or transport may quote the Authorization header in its error.

@@ -12,7 +12,7 @@ import os
 import re
 from collections.abc import Callable, Mapping
 from types import MappingProxyType
-from typing import Protocol
+from typing import Any, Literal, Protocol
 
 import attrs
 import httpx
@@ -40,6 +40,19 @@ class TimeoutLike(Protocol):
     read: float | None
     write: float | None
     pool: float | None
+
+
+class TracerProviderLike(Protocol):
+    """What ``tracing=`` takes besides a bool: an OpenTelemetry ``TracerProvider``.
+
+    Any object with OpenTelemetry's ``get_tracer`` will do (the SDK's ``TracerProvider``, the
+    API's ``NoOpTracerProvider``, a vendor's).
+    """
+
+    def get_tracer(
+        self, instrumenting_module_name: str, instrumenting_library_version: str | None = None
+    ) -> Any:
+        """Return the tracer that makes the SDK's spans, named after the SDK and its version."""
 
 
 class Environment(str, enum.Enum):
@@ -90,6 +103,14 @@ _FRAMING_HEADERS = frozenset({"content-length", "transfer-encoding"})
 
 API_KEY_VARIABLE = "ANIMALSTORE_API_KEY"
 BASE_URL_VARIABLE = "ANIMALSTORE_BASE_URL"
+TRACING_VARIABLE = "ANIMALSTORE_TRACING"
+#: What ``ANIMALSTORE_TRACING`` holds to turn tracing on, in any case; anything else leaves it off.
+_TRACING_ON = frozenset({"1", "true", "yes"})
+
+#: What ``tracing=`` resolves to: ``None`` (off), ``True`` (the global tracer provider, read at
+#: each call) or the user's provider. Kept as given so that a pickled client can send ``True``
+#: and refuse a provider, which does not pickle.
+Tracing = Literal[True] | TracerProviderLike | None
 
 
 #: What ``api_key=`` may also be: a function called for a key whenever a call needs one.
@@ -117,6 +138,8 @@ class ClientOptions:
     key_provider: KeyProvider | None = field(default=None, repr=False)
     #: ``timeout`` as the request extension httpx reads, computed once.
     timeout_extension: dict[str, float | None] = field(init=False, repr=False)
+    #: ``None`` (off), ``True`` (the global tracer provider) or a tracer provider.
+    tracing: Tracing = field(default=None, repr=False)
 
     @timeout_extension.default
     def _timeout_extension(self) -> dict[str, float | None]:
@@ -315,6 +338,45 @@ def check_deadline(argument: str, deadline: object) -> float | None:
     return seconds
 
 
+def check_tracing(tracing: object, environ: Mapping[str, str]) -> Tracing:
+    """Return what ``tracing=`` asks for: ``None`` (off), ``True`` or a tracer provider.
+
+    Args:
+        tracing: ``True``, ``False``, a tracer provider, or ``None`` to read
+            ``ANIMALSTORE_TRACING`` (on when ``1``, ``true`` or ``yes``, in any case).
+        environ: the variables to read.
+
+    Raises:
+        TypeError: ``tracing`` is not a bool, ``None`` or an object with ``get_tracer``.
+        ImportError: tracing is on and OpenTelemetry's API is not installed.
+    """
+    if tracing is None:
+        if environ.get(TRACING_VARIABLE, "").strip().lower() not in _TRACING_ON:
+            return None
+        tracing = True
+    if tracing is False:
+        return None
+    if tracing is not True and (
+        isinstance(tracing, (bool, type)) or not hasattr(tracing, "get_tracer")
+    ):
+        got = (
+            f"the class {tracing.__name__} (pass an instance)"
+            if isinstance(tracing, type)
+            else type(tracing).__name__
+        )
+        raise TypeError(
+            f"tracing must be a bool, None or an OpenTelemetry TracerProvider, got {got}"
+        )
+    try:
+        import opentelemetry.trace  # noqa: F401  (imported only once tracing is on)
+    except ImportError:
+        raise ImportError(
+            "tracing needs OpenTelemetry's API, which is not installed: "
+            "pip install 'animalstore-client[tracing]'"
+        ) from None
+    return tracing
+
+
 def check_max_response_bytes(value: object) -> int | None:
     """Return a body size cap in bytes; ``None`` (no cap) stays ``None``.
 
@@ -402,6 +464,7 @@ def resolve_options(
     deadline: object = None,
     retry: object = NOT_GIVEN,
     retry_base: RetryPolicy = DEFAULT_RETRY,
+    tracing: object = None,
     environ: Mapping[str, str] | None = None,
 ) -> ClientOptions:
     """Validate a client's constructor arguments and fill the gaps from the environment.
@@ -424,6 +487,8 @@ def resolve_options(
         retry: the ``RetryPolicy``; ``NOT_GIVEN``: ``retry_base``.
         retry_base: the policy that ``max_retries`` adjusts, or that applies when neither it
             nor ``retry`` is given.
+        tracing: ``True``, ``False``, a tracer provider, or ``None`` to read
+            ``ANIMALSTORE_TRACING``.
         environ: the variables to read; ``os.environ`` when ``None``.
 
     Returns:
@@ -436,6 +501,7 @@ def resolve_options(
             ``max_retries``, both ``max_retries`` and ``retry``, or a default header the SDK
             sets itself (``Authorization``, ``Idempotency-Key``), a ``max_response_bytes``
             below 1, or a ``deadline`` that is not positive.
+        ImportError: tracing is on and OpenTelemetry's API is not installed.
     """
     environ = os.environ if environ is None else environ
     key = _api_key(api_key, environ)
@@ -450,6 +516,7 @@ def resolve_options(
         deadline=check_deadline("deadline", deadline),
         headers=_request_headers(key, headers),
         key_provider=api_key if key is None else None,  # type: ignore[arg-type]
+        tracing=check_tracing(tracing, environ),
     )
 
 

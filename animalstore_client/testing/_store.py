@@ -23,8 +23,8 @@ from typing_extensions import TypedDict, Unpack
 from animalstore_client._client import AsyncClient, Client
 from animalstore_client._core.config import TimeoutLike
 from animalstore_client._core.models import Pet, PetStatus
-from animalstore_client._core.retry_policy import RetryPolicy
 from animalstore_client._core.operations import ENDPOINTS
+from animalstore_client._core.retry_policy import RetryPolicy
 from animalstore_client._core.safe_repr import tolerant_repr
 from animalstore_client._core.types import NotGiven, PetStatusLiteral
 from animalstore_client.testing._faults import (

@@ -250,6 +250,25 @@ def test_a_client_on_the_user_s_own_http_client_refuses_in_one_line() -> None:
     )
 
 
+def test_tracing_travels_as_a_setting_and_a_tracer_provider_refuses() -> None:
+    from opentelemetry.sdk.trace import TracerProvider
+
+    traced = Client(api_key=KEY, base_url="https://api.test/v1", tracing=True)
+    untraced = Client(api_key=KEY, base_url="https://api.test/v1", tracing=False)
+    own = Client(api_key=KEY, base_url="https://api.test/v1", tracing=TracerProvider())
+
+    assert pickle.loads(pickle.dumps(traced))._options.tracing is True
+    assert pickle.loads(pickle.dumps(untraced))._options.tracing is None
+    with pytest.raises(TypeError) as caught:
+        pickle.dumps(own)
+    assert str(caught.value) == (
+        "a Client with tracing= a tracer provider cannot be pickled (the provider belongs to "
+        "this process): use tracing=True, the worker's global provider"
+    )
+    for client in (traced, untraced, own):
+        client.close()
+
+
 def test_copies_are_still_refused() -> None:
     client = Client(api_key=KEY, base_url="https://api.test/v1")
     with pytest.raises(TypeError, match="cannot be copied;"):

@@ -185,6 +185,19 @@ def other_arguments(client: Client) -> None:
     del pets
 
 
+def tracing(client: Client, async_client: AsyncClient) -> None:
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.trace import NoOpTracerProvider
+
+    assert_type(Client(tracing=TracerProvider()), Client)
+    assert_type(AsyncClient(tracing=NoOpTracerProvider()), AsyncClient)
+    assert_type(client.with_options(tracing=True), Client)
+    assert_type(async_client.with_options(tracing=None), AsyncClient)
+    Client(tracing="yes")  # type: ignore[arg-type]  # pyright: ignore[reportArgumentType]
+    client.with_options(tracing=1.0)  # type: ignore[arg-type]  # pyright: ignore[reportArgumentType]
+    AsyncClient(tracing=TracerProvider)  # type: ignore[arg-type]  # pyright: ignore[reportArgumentType]
+
+
 def models(pet: Pet, new_pet: NewPet, error: Error) -> None:
     assert_type(pet.id, int)
     assert_type(pet.name, str)

@@ -101,7 +101,7 @@ def test_a_bad_policy_is_refused_at_construction_saying_what_was_wrong(
     arguments: dict[str, object], error: type[Exception], message: str
 ) -> None:
     with pytest.raises(error) as caught:
-        RetryPolicy(**arguments)  # type: ignore[arg-type]
+        RetryPolicy(**arguments)
     assert type(caught.value) is error
     assert str(caught.value).startswith(message)
 
@@ -154,11 +154,12 @@ def test_a_retry_that_is_not_a_policy_is_refused_before_anything_is_sent(
     api = make_api()
     with pytest.raises(TypeError, match=r"^retry must be a RetryPolicy, got dict$"):
         api.target.with_options(retry={"max_retries": 1})
-    for call in (
+    calls: list[Callable[[], object]] = [
         lambda: api.list_pets(retry=0),
         lambda: api.create_pet(name="Rex", category_id=3, retry=None),
         lambda: api.with_raw_response.list_pets(retry="never"),
-    ):
+    ]
+    for call in calls:
         with pytest.raises(TypeError, match=r"^retry must be a RetryPolicy, got "):
             call()
     assert not route.calls

@@ -1,0 +1,275 @@
+"""``tracing=`` and ``ANIMALSTORE_TRACING``: which provider a call's span goes to, if any;
+the checks at construction; and nothing of OpenTelemetry imported while tracing is off.
+
+In process, on the store's transport. The global tracer provider is never set here: where a
+test needs it, ``opentelemetry.trace.get_tracer_provider`` is patched for the test alone, and
+the one test that sets it runs in a child process.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import subprocess
+import sys
+import textwrap
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import httpx
+import pytest
+from opentelemetry import trace
+from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+from animalstore_client import AsyncClient, Client
+from animalstore_client.testing import IN_PROCESS_BASE_URL, FakeAnimalStore
+from tests.conftest import without_our_variables
+
+INSTALL = "pip install 'animalstore-client[tracing]'"
+
+
+class Recorder:
+    """A tracer provider that keeps its finished spans in memory."""
+
+    def __init__(self) -> None:
+        self.exporter = InMemorySpanExporter()
+        self.provider = TracerProvider()
+        self.provider.add_span_processor(SimpleSpanProcessor(self.exporter))
+
+    def names(self) -> list[str]:
+        return [span.name for span in self.exporter.get_finished_spans()]
+
+
+@pytest.fixture
+def recorder() -> Iterator[Recorder]:
+    made = Recorder()
+    yield made
+    made.provider.shutdown()
+
+
+@pytest.fixture
+def global_provider(monkeypatch: pytest.MonkeyPatch) -> Iterator[Recorder]:
+    """What ``get_tracer_provider()`` returns during the test (the real one is left alone)."""
+    made = Recorder()
+    monkeypatch.setattr(trace, "get_tracer_provider", lambda: made.provider)
+    yield made
+    made.provider.shutdown()
+
+
+@pytest.fixture
+def store() -> FakeAnimalStore:
+    return FakeAnimalStore()
+
+
+@pytest.fixture
+def list_with(store: FakeAnimalStore) -> Iterator[Callable[..., Client]]:
+    """Make a ``Client`` on the store's transport with ``options``, after one ``list_pets``."""
+    http = httpx.Client(transport=store.transport())
+
+    def make(**options: Any) -> Client:
+        client = Client(
+            api_key="test-key", base_url=IN_PROCESS_BASE_URL, http_client=http, **options
+        )
+        client.list_pets()
+        return client
+
+    with http:
+        yield make
+
+
+@pytest.mark.parametrize("value", ["1", "true", "TRUE", "Yes", " yes "])
+def test_the_variable_turns_tracing_on_with_the_global_provider(
+    list_with: Callable[..., Client],
+    global_provider: Recorder,
+    monkeypatch: pytest.MonkeyPatch,
+    value: str,
+) -> None:
+    monkeypatch.setenv("ANIMALSTORE_TRACING", value)
+    list_with()
+    assert global_provider.names() == ["list_pets"]
+
+
+@pytest.mark.parametrize("value", [None, "", "0", "false", "no", "on", "2"])
+def test_tracing_is_off_unless_the_variable_says_so(
+    list_with: Callable[..., Client],
+    global_provider: Recorder,
+    monkeypatch: pytest.MonkeyPatch,
+    value: str | None,
+) -> None:
+    if value is not None:
+        monkeypatch.setenv("ANIMALSTORE_TRACING", value)
+    list_with()
+    assert global_provider.names() == []
+
+
+def test_an_explicit_argument_wins_over_the_variable(
+    list_with: Callable[..., Client],
+    global_provider: Recorder,
+    recorder: Recorder,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("ANIMALSTORE_TRACING", "1")
+    list_with(tracing=False)
+    list_with(tracing=recorder.provider)
+    assert global_provider.names() == []
+    assert recorder.names() == ["list_pets"]
+
+
+def test_the_variable_is_read_when_the_client_is_built(
+    list_with: Callable[..., Client], global_provider: Recorder, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("ANIMALSTORE_TRACING", "1")
+    client = list_with()
+    monkeypatch.delenv("ANIMALSTORE_TRACING")
+    client.list_pets()
+    client.with_options(max_retries=1).list_pets()  # a copy keeps the client's tracing
+    assert global_provider.names() == ["list_pets"] * 3
+
+
+def test_true_uses_the_global_provider_as_it_is_at_each_call(
+    list_with: Callable[..., Client], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    before, after = Recorder(), Recorder()
+    monkeypatch.setattr(trace, "get_tracer_provider", lambda: before.provider)
+    client = list_with(tracing=True)
+    monkeypatch.setattr(trace, "get_tracer_provider", lambda: after.provider)
+    client.list_pets()
+    assert before.names() == after.names() == ["list_pets"]
+
+
+def test_with_options_turns_tracing_on_or_off_for_the_copy_only(
+    list_with: Callable[..., Client], recorder: Recorder
+) -> None:
+    client = list_with()
+    traced = client.with_options(tracing=recorder.provider)
+    traced.list_pets()
+    traced.with_options(max_retries=1).list_pets()
+    traced.with_options(tracing=None).list_pets()  # None: the client's own
+    traced.with_options(tracing=False).list_pets()
+    client.list_pets()
+    assert recorder.names() == ["list_pets"] * 3
+
+
+def test_the_async_client_takes_the_same_argument(
+    store: FakeAnimalStore, recorder: Recorder
+) -> None:
+    async def main() -> None:
+        async with store.async_client() as client:
+            await client.with_options(tracing=recorder.provider).create_pet(
+                name="Rex", category_id=3
+            )
+            await client.list_pets()
+
+    asyncio.run(main())
+    assert recorder.names() == ["create_pet"]
+
+
+@pytest.mark.parametrize("value", ["yes", 1, 0, object(), TracerProvider])
+@pytest.mark.parametrize("where", ["Client", "AsyncClient", "with_options"])
+def test_anything_but_a_bool_none_or_a_provider_is_a_type_error(
+    store: FakeAnimalStore, where: str, value: object
+) -> None:
+    build: Callable[[], object] = {
+        "Client": lambda: Client(api_key="test-key", tracing=value),  # type: ignore[arg-type]
+        "AsyncClient": lambda: AsyncClient(api_key="test-key", tracing=value),  # type: ignore[arg-type]
+        "with_options": lambda: store.client().with_options(tracing=value),  # type: ignore[arg-type]
+    }[where]
+    with pytest.raises(TypeError, match=r"^tracing must be a bool, None or an OpenTelemetry "):
+        build()
+
+
+@pytest.mark.parametrize("source", ["argument", "variable"])
+def test_tracing_without_opentelemetry_fails_at_construction(
+    monkeypatch: pytest.MonkeyPatch, source: str
+) -> None:
+    monkeypatch.setitem(sys.modules, "opentelemetry.trace", None)  # as if not installed
+    if source == "variable":
+        monkeypatch.setenv("ANIMALSTORE_TRACING", "yes")
+    with pytest.raises(ImportError) as caught:
+        Client(api_key="test-key", tracing=True if source == "argument" else None)
+    assert INSTALL in str(caught.value)
+    # Off needs nothing of it.
+    Client(api_key="test-key", tracing=False).close()
+
+
+def test_a_provider_is_kept_as_given_and_true_as_true(recorder: Recorder) -> None:
+    # What pickling reads: it can send True, and must refuse a provider, which cannot pickle.
+    client = Client(api_key="test-key", tracing=recorder.provider)
+    assert client._options.tracing is recorder.provider
+    assert client.with_options(tracing=True)._options.tracing is True
+    assert client.with_options(tracing=False)._options.tracing is None
+
+
+@pytest.mark.parametrize(
+    ("base_url", "address", "port"),
+    [
+        ("http://animalstore.test/v1", "animalstore.test", 80),
+        ("https://animalstore.test/v1", "animalstore.test", 443),
+        ("https://[::1]:8443/v1/", "::1", 8443),
+    ],
+)
+def test_the_server_is_read_off_the_base_url_with_its_schemes_default_port(
+    store: FakeAnimalStore, recorder: Recorder, base_url: str, address: str, port: int
+) -> None:
+    with (
+        httpx.Client(transport=store.transport()) as http,
+        Client(
+            api_key="test-key", base_url=base_url, http_client=http, tracing=recorder.provider
+        ) as client,
+    ):
+        client.list_pets(limit=3)
+    [span] = recorder.exporter.get_finished_spans()
+    assert span.attributes is not None
+    assert span.attributes["server.address"] == address
+    assert span.attributes["server.port"] == port
+    assert span.attributes["url.full"] == f"{base_url.rstrip('/')}/pets?limit=3"
+
+
+def run_child(code: str, **variables: str) -> str:
+    done = subprocess.run(
+        [sys.executable, "-c", textwrap.dedent(code)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=without_our_variables(**variables),
+    )
+    assert done.returncode == 0, done.stderr
+    return done.stdout.strip()
+
+
+def test_off_imports_nothing_of_opentelemetry() -> None:
+    code = """
+        import sys
+        from animalstore_client.testing import FakeAnimalStore
+
+        store = FakeAnimalStore()
+        with store.client() as client:
+            client.create_pet(name="Rex", category_id=3)
+            client.with_options(tracing=False).list_pets()
+        print(sorted(name for name in sys.modules if name.startswith("opentelemetry")))
+    """
+    assert run_child(code) == "[]"
+
+
+def test_the_variable_traces_with_the_global_provider_set_after_the_client() -> None:
+    code = """
+        from opentelemetry import trace
+        from opentelemetry.sdk.trace import TracerProvider
+        from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+        from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+        from animalstore_client import Client
+        from animalstore_client.testing import FakeAnimalStore
+
+        store = FakeAnimalStore()
+        with store.client() as client, store.client().with_options(tracing=False) as untraced:
+            client.list_pets()  # no provider yet: OpenTelemetry's no-op
+            exporter = InMemorySpanExporter()
+            provider = TracerProvider()
+            provider.add_span_processor(SimpleSpanProcessor(exporter))
+            trace.set_tracer_provider(provider)
+            client.create_pet(name="Rex", category_id=3)
+            untraced.list_pets()
+        print([span.name for span in exporter.get_finished_spans()])
+    """
+    assert run_child(code, ANIMALSTORE_TRACING="true") == "['create_pet']"
