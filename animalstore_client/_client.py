@@ -18,7 +18,7 @@ client, not with the package.
 # `help()` show types, not strings, and `typing.get_type_hints` (the raw views' own types
 # included) reads them with no name to look up.
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Final, Literal, SupportsIndex, TypeVar, overload
 
 import httpx
@@ -39,6 +39,13 @@ from animalstore_client._core.config import (
     resolve_options,
 )
 from animalstore_client._core.deprecation import DeprecationNotices
+from animalstore_client._core.middleware import (
+    AsyncHandler,
+    Handler,
+    async_chain,
+    check_middleware,
+    sync_chain,
+)
 from animalstore_client._core.models import Pet, PetStatus
 from animalstore_client._core.response import APIResponse
 from animalstore_client._core.retry_policy import RetryPolicy
@@ -75,6 +82,8 @@ class _BaseClient(Uncopyable):
     """
 
     _pool: Any
+    #: Whether the client's middleware handlers are coroutine functions.
+    _asynchronous: bool
 
     def _configure(
         self,
@@ -89,6 +98,7 @@ class _BaseClient(Uncopyable):
         max_response_bytes: int | None,
         deadline: float | None,
         retry: RetryPolicy | NotGiven,
+        middleware: object,
         tracing: object,
     ) -> None:
         """Set the client up with the pool to send with; both constructors end here (see theirs)."""
@@ -107,6 +117,7 @@ class _BaseClient(Uncopyable):
             deadline=deadline,
             retry=retry,
             tracing=tracing,
+            middleware=check_middleware(middleware, asynchronous=self._asynchronous),
         )
         self._pool = pool
         self._owns_pool: bool = pool.owned
@@ -163,6 +174,7 @@ class _BaseClient(Uncopyable):
         max_response_bytes: int | NotGiven | None = NOT_GIVEN,
         deadline: float | NotGiven | None = NOT_GIVEN,
         retry: RetryPolicy | NotGiven = NOT_GIVEN,
+        middleware: Sequence[Handler] | Sequence[AsyncHandler] | NotGiven | None = NOT_GIVEN,
         tracing: bool | TracerProviderLike | None = None,
     ) -> Self:
         """Return a copy with other settings that shares this client's connection pool.
@@ -184,6 +196,9 @@ class _BaseClient(Uncopyable):
             deadline: the copy's deadline for a whole call (``None``: none); omitted, this
                 client's.
             retry: the copy's ``RetryPolicy``; omitted, this client's (see ``max_retries``).
+            middleware: the copy's middleware handlers, which replace this client's
+                (``None`` or ``[]``: none); omitted, this client's. Checked as for the
+                constructor.
             tracing: the copy's tracing, as for the constructor (``True``, ``False`` or a
                 tracer provider); omitted or ``None``, this client's (``ANIMALSTORE_TRACING``
                 is not read again).
@@ -223,6 +238,11 @@ class _BaseClient(Uncopyable):
                 ),
                 deadline=options.deadline if isinstance(deadline, NotGiven) else deadline,
                 tracing=options.tracing if tracing is None else tracing,
+                middleware=(
+                    options.middleware
+                    if isinstance(middleware, NotGiven)
+                    else check_middleware(middleware, asynchronous=self._asynchronous)
+                ),
             )
         )
 
@@ -280,6 +300,8 @@ class _BaseClient(Uncopyable):
             "max_response_bytes": options.max_response_bytes,
             "deadline": options.deadline,
             "tracing": options.tracing is True,
+            # middleware: the handlers travel too (each must pickle: a module's function).
+            "middleware": options.middleware,
         }
         return (_unpickled, (type(self), settings))
 
@@ -332,6 +354,8 @@ class Client(_BaseClient):
             pets = client.list_pets(status="available", limit=10)
     """
 
+    _asynchronous = False
+
     def __init__(
         self,
         api_key: str | KeyProvider | None = None,
@@ -345,6 +369,7 @@ class Client(_BaseClient):
         max_response_bytes: int | None = DEFAULT_MAX_RESPONSE_BYTES,
         deadline: float | None = None,
         retry: RetryPolicy | NotGiven = NOT_GIVEN,
+        middleware: Sequence[Handler] | None = None,
         tracing: bool | TracerProviderLike | None = None,
     ) -> None:
         """Configure a client; nothing is sent until a method is called.
@@ -383,6 +408,12 @@ class Client(_BaseClient):
             retry: which failures are retried, how often and after what wait (a
                 ``RetryPolicy``); cannot be combined with ``max_retries``. Omitted:
                 ``RetryPolicy()``, the SDK's defaults.
+            middleware: handlers that see each attempt's request and its answer, and may
+                change either: a sequence of ``handler(request, call_next)``, the first the
+                outermost, each returning a ``Response`` (``call_next(request)``'s, or one of
+                its own). ``Client``'s are plain functions; ``AsyncClient``'s are coroutine
+                functions that ``await call_next(request)``. They run on every attempt,
+                within ``deadline``; see the guide's "Middleware".
             tracing: one OpenTelemetry span per call (docs/guide.md, "Tracing"), which needs
                 the ``tracing`` extra (``pip install 'animalstore-client[tracing]'``).
                 ``True``: with the global tracer provider, as it is at each call; a
@@ -391,7 +422,8 @@ class Client(_BaseClient):
                 off.
 
         Raises:
-            TypeError: an argument has the wrong type.
+            TypeError: an argument has the wrong type, or ``middleware`` is not a sequence of
+                handlers of the client's kind (the message names the position).
             ValueError: no API key, a key with whitespace or control characters, an invalid
                 URL or one with credentials, an unknown environment, both ``environment`` and
                 ``base_url``, a negative ``max_retries``, both ``max_retries`` and ``retry``,
@@ -413,6 +445,7 @@ class Client(_BaseClient):
             max_response_bytes,
             deadline,
             retry,
+            middleware,
             tracing,
         )
 
@@ -631,12 +664,14 @@ class Client(_BaseClient):
                 while (pause := call.wait()) > 0.0:
                     time.sleep(pause)
                 request = call.begin()
+                # middleware: with handlers, the chain sends the attempt (within the deadline).
+                send = sync_chain(call.attempt(), sender.send) if call.middleware else sender.send
                 if call.deadline is None:
-                    outcome = sender.send(request)
+                    outcome = send(request)
                 else:
                     from animalstore_client._backends.deadline import send_within
 
-                    outcome = send_within(call.remaining(), sender.send, request)
+                    outcome = send_within(call.remaining(), send, request)
                 step = call.after(outcome)
                 if step.done:
                     return call.result
@@ -657,6 +692,8 @@ class AsyncClient(_BaseClient):
             pets = await client.list_pets(status="available", limit=10)
     """
 
+    _asynchronous = True
+
     def __init__(
         self,
         api_key: str | KeyProvider | None = None,
@@ -670,6 +707,7 @@ class AsyncClient(_BaseClient):
         max_response_bytes: int | None = DEFAULT_MAX_RESPONSE_BYTES,
         deadline: float | None = None,
         retry: RetryPolicy | NotGiven = NOT_GIVEN,
+        middleware: Sequence[AsyncHandler] | None = None,
         tracing: bool | TracerProviderLike | None = None,
     ) -> None:
         """Configure a client; nothing is sent until a method is called.
@@ -708,6 +746,12 @@ class AsyncClient(_BaseClient):
             retry: which failures are retried, how often and after what wait (a
                 ``RetryPolicy``); cannot be combined with ``max_retries``. Omitted:
                 ``RetryPolicy()``, the SDK's defaults.
+            middleware: handlers that see each attempt's request and its answer, and may
+                change either: a sequence of ``handler(request, call_next)``, the first the
+                outermost, each returning a ``Response`` (``call_next(request)``'s, or one of
+                its own). ``Client``'s are plain functions; ``AsyncClient``'s are coroutine
+                functions that ``await call_next(request)``. They run on every attempt,
+                within ``deadline``; see the guide's "Middleware".
             tracing: one OpenTelemetry span per call (docs/guide.md, "Tracing"), which needs
                 the ``tracing`` extra (``pip install 'animalstore-client[tracing]'``).
                 ``True``: with the global tracer provider, as it is at each call; a
@@ -716,7 +760,8 @@ class AsyncClient(_BaseClient):
                 off.
 
         Raises:
-            TypeError: an argument has the wrong type.
+            TypeError: an argument has the wrong type, or ``middleware`` is not a sequence of
+                handlers of the client's kind (the message names the position).
             ValueError: no API key, a key with whitespace or control characters, an invalid
                 URL or one with credentials, an unknown environment, both ``environment`` and
                 ``base_url``, a negative ``max_retries``, both ``max_retries`` and ``retry``,
@@ -738,6 +783,7 @@ class AsyncClient(_BaseClient):
             max_response_bytes,
             deadline,
             retry,
+            middleware,
             tracing,
         )
 
@@ -956,12 +1002,14 @@ class AsyncClient(_BaseClient):
                 while (pause := call.wait()) > 0.0:
                     await sender.sleep(pause)
                 request = call.begin()
+                # middleware: with handlers, the chain sends the attempt (within the deadline).
+                send = async_chain(call.attempt(), sender.send) if call.middleware else sender.send
                 if call.deadline is None:
-                    outcome = await sender.send(request)
+                    outcome = await send(request)
                 else:
                     from animalstore_client._backends.deadline import send_within_async
 
-                    outcome = await send_within_async(call.remaining(), sender.send, request)
+                    outcome = await send_within_async(call.remaining(), send, request)
                 step = call.after(outcome)
                 if step.done:
                     return call.result

@@ -23,6 +23,7 @@ from typing import Any, Generic, NamedTuple, Protocol, TypeVar, cast
 from animalstore_client._core.config import ClientOptions
 from animalstore_client._core.deprecation import DeprecationNotices
 from animalstore_client._core.logging import logger
+from animalstore_client._core.middleware import Attempt
 from animalstore_client._core.operations import Operation
 from animalstore_client._core.response import (
     APIResponse,
@@ -113,6 +114,7 @@ class Call(Generic[T]):
         "_started",
         "_trace",
         "deadline",
+        "middleware",
         "request",
         "result",
         "retries",
@@ -167,6 +169,8 @@ class Call(Generic[T]):
         self._base_url = options.base_url
         self._key = key
         self._policy = options.retry if operation.retry is None else operation.retry
+        #: middleware: the client's handlers; empty, each attempt goes straight to the backend.
+        self.middleware = options.middleware
         # For a raw response, what redacts the key when it parses, perhaps after its client
         # is gone: it must not keep the key alive (``_redactor``).
         self._raw = _redactor(options, key) if raw else None
@@ -222,6 +226,12 @@ class Call(Generic[T]):
         """Return the seconds left before the deadline (0 when past it; a deadline is set)."""
         assert self._ends is not None, "remaining() is for a call with a deadline"
         return max(self._ends - time.monotonic(), 0.0)
+
+    def attempt(self) -> Attempt:
+        """Return the attempt about to start as the middleware chain sees it (middleware)."""
+        return Attempt(
+            self.middleware, self._operation, self.retries, self._idempotent, self._scrub
+        )
 
     def after(self, outcome: Answer | SendFailure | None) -> Next:
         """Take in one attempt's outcome and decide what comes next.

@@ -141,6 +141,10 @@ class ClientOptions:
     #: ``None`` (off), ``True`` (the global tracer provider) or a tracer provider.
     tracing: Tracing = field(default=None, repr=False)
 
+    #: The middleware handlers, the first the outermost (checked by the client, which knows
+    #: whether they must be coroutine functions).
+    middleware: tuple[Callable[..., Any], ...] = ()
+
     @timeout_extension.default
     def _timeout_extension(self) -> dict[str, float | None]:
         return self.timeout.as_dict()
@@ -465,6 +469,7 @@ def resolve_options(
     retry: object = NOT_GIVEN,
     retry_base: RetryPolicy = DEFAULT_RETRY,
     tracing: object = None,
+    middleware: tuple[Callable[..., Any], ...] = (),
     environ: Mapping[str, str] | None = None,
 ) -> ClientOptions:
     """Validate a client's constructor arguments and fill the gaps from the environment.
@@ -489,6 +494,7 @@ def resolve_options(
             nor ``retry`` is given.
         tracing: ``True``, ``False``, a tracer provider, or ``None`` to read
             ``ANIMALSTORE_TRACING``.
+        middleware: the middleware handlers, already checked (``_core.middleware``).
         environ: the variables to read; ``os.environ`` when ``None``.
 
     Returns:
@@ -517,6 +523,7 @@ def resolve_options(
         headers=_request_headers(key, headers),
         key_provider=api_key if key is None else None,  # type: ignore[arg-type]
         tracing=check_tracing(tracing, environ),
+        middleware=middleware,
     )
 
 

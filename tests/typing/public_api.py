@@ -16,6 +16,7 @@ does not break these checks.
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable, Mapping
 from datetime import datetime
 from typing import Any
 
@@ -47,6 +48,8 @@ from animalstore_client import (
     PetStatusLiteral,
     RateLimitError,
     RawResponses,
+    Request,
+    Response,
     ResponseTooLargeError,
     WireFormatError,
 )
@@ -274,3 +277,31 @@ def testing(store: FakeAnimalStore) -> None:
     with store.serve() as base_url:
         assert_type(base_url, str)
     store.add_pet("Rex", "3")  # type: ignore[arg-type]  # pyright: ignore[reportArgumentType]
+
+
+def middleware(request: Request, response: Response) -> None:
+    def sync_handler(request: Request, call_next: Callable[[Request], Response]) -> Response:
+        return call_next(request.with_headers({"X-Trace": "1"}))
+
+    async def async_handler(
+        request: Request, call_next: Callable[[Request], Awaitable[Response]]
+    ) -> Response:
+        return await call_next(request)
+
+    assert_type(request.method, str)
+    assert_type(request.url, str)
+    assert_type(request.headers, Mapping[str, str])
+    assert_type(request.content, bytes | None)
+    assert_type(request.operation, str)
+    assert_type(request.attempt, int)
+    assert_type(request.with_headers({"X-A": "1"}), Request)
+    assert_type(response.status_code, int)
+    assert_type(response.headers, Mapping[str, str])
+    assert_type(response.content, bytes)
+    assert_type(response.json(), Any)
+    assert_type(Response(200, json=[]), Response)
+    Client(middleware=[sync_handler])
+    AsyncClient(middleware=(async_handler,))
+    Client(middleware=[async_handler])  # type: ignore[list-item]  # pyright: ignore[reportArgumentType]
+    AsyncClient(middleware=[sync_handler])  # type: ignore[list-item]  # pyright: ignore[reportArgumentType]
+    Response(200, content="text")  # type: ignore[arg-type]  # pyright: ignore[reportArgumentType]

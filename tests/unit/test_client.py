@@ -12,7 +12,7 @@ import sys
 import typing
 import warnings
 import weakref
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 
 import httpx
 import pytest
@@ -25,6 +25,7 @@ from animalstore_client import (
     Client,
     InternalServerError,
 )
+from animalstore_client._core.middleware import AsyncHandler, Handler
 from tests.conftest import API_KEY, BASE_URL, Api
 from tests.contract.operations import METHOD_NAMES
 
@@ -37,8 +38,15 @@ def public_members(cls: type) -> dict[str, object]:
 
 #: What only one of the clients has, each the other's counterpart.
 TWINS = {"close": "aclose", "__enter__": "__aenter__", "__exit__": "__aexit__"}
-#: The constructor's argument whose type differs: each client's HTTP library clients.
-HTTP_CLIENT = {Client: httpx.Client | None, AsyncClient: httpx.AsyncClient | None}
+#: The constructor's arguments whose types differ: each client's HTTP library clients, and its
+#: middleware handlers (plain functions for Client, coroutine functions for AsyncClient).
+PER_CLIENT: dict[str, dict[type, typing.Any]] = {
+    "http_client": {Client: httpx.Client | None, AsyncClient: httpx.AsyncClient | None},
+    "middleware": {
+        Client: Sequence[Handler] | None,
+        AsyncClient: Sequence[AsyncHandler] | None,
+    },
+}
 
 
 def test_client_and_async_client_expose_the_same_api() -> None:
@@ -62,9 +70,9 @@ def test_client_and_async_client_expose_the_same_api() -> None:
         for parameter, shown in sync_signature.parameters.items():
             other = async_signature.parameters[parameter]
             assert (shown.kind, shown.default) == (other.kind, other.default), (name, parameter)
-            if parameter == "http_client":
-                assert sync_hints[parameter] == HTTP_CLIENT[Client]
-                assert async_hints[parameter] == HTTP_CLIENT[AsyncClient]
+            if parameter in PER_CLIENT:
+                assert sync_hints[parameter] == PER_CLIENT[parameter][Client]
+                assert async_hints[parameter] == PER_CLIENT[parameter][AsyncClient]
             elif parameter != "self":
                 assert sync_hints[parameter] == async_hints[parameter], (name, parameter)
         # The same result: returned by Client's method, awaited from AsyncClient's.
