@@ -1314,17 +1314,26 @@ def test_an_unexpected_error_is_not_taken_for_an_api_error(
         invoke(["pets", "list"], environ)
 
 
+#: The default policy's fields after max_retries, as the client's repr shows them.
+_POLICY_REST = (
+    "initial_delay=0.5, max_delay=8.0, jitter=0.25, "
+    "statuses=frozenset({408, 429, 500, 502, 503, 504})"
+)
+
+
 @pytest.mark.parametrize(
     ("options", "settings"),
     [
         (
             "",
-            "timeout=Timeout(connect=5.0, read=30.0, write=30.0, pool=30.0), max_retries=2, "
+            "timeout=Timeout(connect=5.0, read=30.0, write=30.0, pool=30.0), "
+            f"retry=RetryPolicy(max_retries=2, {_POLICY_REST}), "
             "deadline=None, max_response_bytes=16777216",
         ),
         (
             "--timeout 7 --deadline 9.5 --max-retries 0 --max-response-bytes 1000",
-            "timeout=Timeout(timeout=7.0), max_retries=0, deadline=9.5, max_response_bytes=1000",
+            f"timeout=Timeout(timeout=7.0), retry=RetryPolicy(max_retries=0, {_POLICY_REST}), "
+            "deadline=9.5, max_response_bytes=1000",
         ),
     ],
 )
