@@ -43,7 +43,7 @@ from animalstore_client._core.exceptions import (
     RateLimitError,
     ResponseTooLargeError,
 )
-from animalstore_client._core.middleware import Request, Response
+from animalstore_client._core.exchange import Request, Response
 from animalstore_client._core.models import Error, NewPet, Pet, PetList, PetStatus
 from animalstore_client._core.response import APIResponse
 from animalstore_client._core.retry_policy import DEFAULT_MAX_RETRIES, RetryPolicy

@@ -39,13 +39,8 @@ from animalstore_client._core.config import (
     resolve_options,
 )
 from animalstore_client._core.deprecation import DeprecationNotices
-from animalstore_client._core.middleware import (
-    AsyncHandler,
-    Handler,
-    async_chain,
-    check_middleware,
-    sync_chain,
-)
+from animalstore_client._core.exchange import AsyncHandler, Handler
+from animalstore_client._core.middleware import async_chain, check_middleware, sync_chain
 from animalstore_client._core.models import Pet, PetStatus
 from animalstore_client._core.response import APIResponse
 from animalstore_client._core.retry_policy import RetryPolicy

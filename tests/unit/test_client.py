@@ -25,7 +25,7 @@ from animalstore_client import (
     Client,
     InternalServerError,
 )
-from animalstore_client._core.middleware import AsyncHandler, Handler
+from animalstore_client._core.exchange import AsyncHandler, Handler
 from tests.conftest import API_KEY, BASE_URL, Api
 from tests.contract.operations import METHOD_NAMES
 
