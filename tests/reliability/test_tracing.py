@@ -34,6 +34,7 @@ from animalstore_client import (
     InternalServerError,
     NotFoundError,
     RateLimitError,
+    RetryPolicy,
 )
 from animalstore_client.testing import FakeAnimalStore, Fault
 from tests.conftest import VirtualClock
@@ -150,6 +151,7 @@ def test_every_call_is_one_client_span_with_its_attributes(
         "server.port": port_of(url),
         "url.full": f"{url}/{path}",
         "animalstore.operation": operation,
+        "animalstore.retry.max_retries": 2,
         "http.response.status_code": status,
         "animalstore.request_id": "req_1",
         "http.request.resend_count": 0,
@@ -544,3 +546,12 @@ def test_a_failed_call_ends_its_span_as_the_sdks_own_error(
         sum(float(attempt.get("animalstore.retry.delay", 0)) for _, attempt in events(span)),
         sum(clock.slept),
     )
+
+
+def test_the_span_shows_the_retry_policy_in_force(make_client: Any, url: str, spans: Spans) -> None:
+    client: Api = make_client(url, tracing=spans.provider, max_retries=1)
+
+    client.list_pets()
+    client.list_pets(retry=RetryPolicy(max_retries=4))
+
+    assert [attributes(span)["animalstore.retry.max_retries"] for span in spans.calls()] == [1, 4]
