@@ -16,9 +16,7 @@ import anyio
 import httpx
 import pytest
 import trio
-from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
-from opentelemetry.sdk.trace.export import SimpleSpanProcessor
-from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+from opentelemetry.sdk.trace import ReadableSpan
 from opentelemetry.trace import SpanKind, StatusCode
 
 from animalstore_client import (
@@ -39,6 +37,7 @@ from animalstore_client import (
 from animalstore_client.testing import FakeAnimalStore, Fault
 from tests.conftest import VirtualClock
 from tests.reliability.conftest import API_KEY, Api, raised_exactly
+from tests.spans import Spans
 
 #: Each operation, the arguments it is called with, and what it sends: method, route, path.
 CALLS: dict[str, tuple[tuple[Any, ...], dict[str, Any], str, str, str]] = {
@@ -52,33 +51,6 @@ CALLS: dict[str, tuple[tuple[Any, ...], dict[str, Any], str, str, str]] = {
     "create_pet": ((), {"name": "Rex", "category_id": 3}, "POST", "/pets", "pets"),
     "get_pet": ((1,), {}, "GET", "/pets/{petId}", "pets/1"),
 }
-
-
-class Spans:
-    """A tracer provider of the test's own, and the spans it finished."""
-
-    def __init__(self) -> None:
-        self.exporter = InMemorySpanExporter()
-        self.provider = TracerProvider()
-        self.provider.add_span_processor(SimpleSpanProcessor(self.exporter))
-
-    def finished(self) -> list[ReadableSpan]:
-        return list(self.exporter.get_finished_spans())
-
-    def calls(self) -> list[ReadableSpan]:
-        """The SDK's spans (its tracer's scope), in the order they ended."""
-        return [
-            span
-            for span in self.finished()
-            if span.instrumentation_scope is not None
-            and span.instrumentation_scope.name == "animalstore_client"
-        ]
-
-    def one(self) -> ReadableSpan:
-        """The only span the SDK made (the test fails if it made another)."""
-        calls = self.calls()
-        assert len(calls) == 1, [span.name for span in calls]
-        return calls[0]
 
 
 @pytest.fixture

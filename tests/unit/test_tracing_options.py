@@ -19,39 +19,26 @@ import httpx
 import pytest
 from opentelemetry import trace
 from opentelemetry.sdk.trace import TracerProvider
-from opentelemetry.sdk.trace.export import SimpleSpanProcessor
-from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
 from animalstore_client import AsyncClient, Client
 from animalstore_client.testing import IN_PROCESS_BASE_URL, FakeAnimalStore
 from tests.conftest import without_our_variables
+from tests.spans import Spans
 
 INSTALL = "pip install 'animalstore-client[tracing]'"
 
 
-class Recorder:
-    """A tracer provider that keeps its finished spans in memory."""
-
-    def __init__(self) -> None:
-        self.exporter = InMemorySpanExporter()
-        self.provider = TracerProvider()
-        self.provider.add_span_processor(SimpleSpanProcessor(self.exporter))
-
-    def names(self) -> list[str]:
-        return [span.name for span in self.exporter.get_finished_spans()]
-
-
 @pytest.fixture
-def recorder() -> Iterator[Recorder]:
-    made = Recorder()
+def recorder() -> Iterator[Spans]:
+    made = Spans()
     yield made
     made.provider.shutdown()
 
 
 @pytest.fixture
-def global_provider(monkeypatch: pytest.MonkeyPatch) -> Iterator[Recorder]:
+def global_provider(monkeypatch: pytest.MonkeyPatch) -> Iterator[Spans]:
     """What ``get_tracer_provider()`` returns during the test (the real one is left alone)."""
-    made = Recorder()
+    made = Spans()
     monkeypatch.setattr(trace, "get_tracer_provider", lambda: made.provider)
     yield made
     made.provider.shutdown()
@@ -81,7 +68,7 @@ def list_with(store: FakeAnimalStore) -> Iterator[Callable[..., Client]]:
 @pytest.mark.parametrize("value", ["1", "true", "TRUE", "Yes", " yes "])
 def test_the_variable_turns_tracing_on_with_the_global_provider(
     list_with: Callable[..., Client],
-    global_provider: Recorder,
+    global_provider: Spans,
     monkeypatch: pytest.MonkeyPatch,
     value: str,
 ) -> None:
@@ -93,7 +80,7 @@ def test_the_variable_turns_tracing_on_with_the_global_provider(
 @pytest.mark.parametrize("value", [None, "", "0", "false", "no", "on", "2"])
 def test_tracing_is_off_unless_the_variable_says_so(
     list_with: Callable[..., Client],
-    global_provider: Recorder,
+    global_provider: Spans,
     monkeypatch: pytest.MonkeyPatch,
     value: str | None,
 ) -> None:
@@ -105,8 +92,8 @@ def test_tracing_is_off_unless_the_variable_says_so(
 
 def test_an_explicit_argument_wins_over_the_variable(
     list_with: Callable[..., Client],
-    global_provider: Recorder,
-    recorder: Recorder,
+    global_provider: Spans,
+    recorder: Spans,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     monkeypatch.setenv("ANIMALSTORE_TRACING", "1")
@@ -117,7 +104,7 @@ def test_an_explicit_argument_wins_over_the_variable(
 
 
 def test_the_variable_is_read_when_the_client_is_built(
-    list_with: Callable[..., Client], global_provider: Recorder, monkeypatch: pytest.MonkeyPatch
+    list_with: Callable[..., Client], global_provider: Spans, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("ANIMALSTORE_TRACING", "1")
     client = list_with()
@@ -130,7 +117,7 @@ def test_the_variable_is_read_when_the_client_is_built(
 def test_true_uses_the_global_provider_as_it_is_at_each_call(
     list_with: Callable[..., Client], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    before, after = Recorder(), Recorder()
+    before, after = Spans(), Spans()
     monkeypatch.setattr(trace, "get_tracer_provider", lambda: before.provider)
     client = list_with(tracing=True)
     monkeypatch.setattr(trace, "get_tracer_provider", lambda: after.provider)
@@ -139,7 +126,7 @@ def test_true_uses_the_global_provider_as_it_is_at_each_call(
 
 
 def test_with_options_turns_tracing_on_or_off_for_the_copy_only(
-    list_with: Callable[..., Client], recorder: Recorder
+    list_with: Callable[..., Client], recorder: Spans
 ) -> None:
     client = list_with()
     traced = client.with_options(tracing=recorder.provider)
@@ -151,9 +138,7 @@ def test_with_options_turns_tracing_on_or_off_for_the_copy_only(
     assert recorder.names() == ["list_pets"] * 3
 
 
-def test_the_async_client_takes_the_same_argument(
-    store: FakeAnimalStore, recorder: Recorder
-) -> None:
+def test_the_async_client_takes_the_same_argument(store: FakeAnimalStore, recorder: Spans) -> None:
     async def main() -> None:
         async with store.async_client() as client:
             await client.with_options(tracing=recorder.provider).create_pet(
@@ -193,7 +178,7 @@ def test_tracing_without_opentelemetry_fails_at_construction(
     Client(api_key="test-key", tracing=False).close()
 
 
-def test_a_provider_is_kept_as_given_and_true_as_true(recorder: Recorder) -> None:
+def test_a_provider_is_kept_as_given_and_true_as_true(recorder: Spans) -> None:
     # What pickling reads: it can send True, and must refuse a provider, which cannot pickle.
     client = Client(api_key="test-key", tracing=recorder.provider)
     assert client._options.tracing is recorder.provider
@@ -210,7 +195,7 @@ def test_a_provider_is_kept_as_given_and_true_as_true(recorder: Recorder) -> Non
     ],
 )
 def test_the_server_is_read_off_the_base_url_with_its_schemes_default_port(
-    store: FakeAnimalStore, recorder: Recorder, base_url: str, address: str, port: int
+    store: FakeAnimalStore, recorder: Spans, base_url: str, address: str, port: int
 ) -> None:
     with (
         httpx.Client(transport=store.transport()) as http,
