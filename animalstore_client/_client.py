@@ -40,7 +40,6 @@ from animalstore_client._core.config import (
 )
 from animalstore_client._core.deprecation import DeprecationNotices
 from animalstore_client._core.exchange import AsyncHandler, Handler
-from animalstore_client._core.middleware import async_chain, check_middleware, sync_chain
 from animalstore_client._core.models import Pet, PetStatus
 from animalstore_client._core.response import APIResponse
 from animalstore_client._core.retry_policy import RetryPolicy
@@ -112,7 +111,7 @@ class _BaseClient(Uncopyable):
             deadline=deadline,
             retry=retry,
             tracing=tracing,
-            middleware=check_middleware(middleware, asynchronous=self._asynchronous),
+            middleware=self._checked_middleware(middleware),
         )
         self._pool = pool
         self._owns_pool: bool = pool.owned
@@ -236,7 +235,7 @@ class _BaseClient(Uncopyable):
                 middleware=(
                     options.middleware
                     if isinstance(middleware, NotGiven)
-                    else check_middleware(middleware, asynchronous=self._asynchronous)
+                    else self._checked_middleware(middleware)
                 ),
             )
         )
@@ -299,6 +298,13 @@ class _BaseClient(Uncopyable):
             "middleware": options.middleware,
         }
         return (_unpickled, (type(self), settings))
+
+    def _checked_middleware(self, middleware: object) -> tuple[Any, ...]:
+        """Return ``middleware`` checked for this kind of client (see the constructors)."""
+        # The chain's module loads with the first client that has middleware, not the package.
+        from animalstore_client._core.middleware import check_middleware
+
+        return check_middleware(middleware, asynchronous=self._asynchronous)
 
     def _usable_pool(self) -> Any:
         if self._closed or self._pool.closed:
@@ -660,7 +666,7 @@ class Client(_BaseClient):
                     time.sleep(pause)
                 request = call.begin()
                 # middleware: with handlers, the chain sends the attempt (within the deadline).
-                send = sync_chain(call.attempt(), sender.send) if call.middleware else sender.send
+                send = call.chained(sender.send) if call.middleware else sender.send
                 if call.deadline is None:
                     outcome = send(request)
                 else:
@@ -998,7 +1004,7 @@ class AsyncClient(_BaseClient):
                     await sender.sleep(pause)
                 request = call.begin()
                 # middleware: with handlers, the chain sends the attempt (within the deadline).
-                send = async_chain(call.attempt(), sender.send) if call.middleware else sender.send
+                send = call.chained_async(sender.send) if call.middleware else sender.send
                 if call.deadline is None:
                     outcome = await send(request)
                 else:

@@ -23,7 +23,7 @@ from typing import Any, Generic, NamedTuple, Protocol, TypeVar, cast
 from animalstore_client._core.config import ClientOptions
 from animalstore_client._core.deprecation import DeprecationNotices
 from animalstore_client._core.logging import logger
-from animalstore_client._core.middleware import Attempt
+from animalstore_client._core.middleware import AsyncSend, Attempt, Send, async_chain, sync_chain
 from animalstore_client._core.operations import Operation
 from animalstore_client._core.response import (
     APIResponse,
@@ -227,8 +227,23 @@ class Call(Generic[T]):
         assert self._ends is not None, "remaining() is for a call with a deadline"
         return max(self._ends - time.monotonic(), 0.0)
 
-    def attempt(self) -> Attempt:
-        """Return the attempt about to start as the middleware chain sees it (middleware)."""
+    def chained(self, send: Send) -> Send:
+        """Return ``send`` behind the client's middleware, for the attempt about to start.
+
+        Args:
+            send: the sync backend's ``send``.
+
+        Returns:
+            What sends the attempt through the handlers (``_core.middleware``), then ``send``.
+        """
+        return sync_chain(self._attempt(), send)
+
+    def chained_async(self, send: AsyncSend) -> AsyncSend:
+        """Return ``send`` behind the client's middleware: ``chained`` for an async backend."""
+        return async_chain(self._attempt(), send)
+
+    def _attempt(self) -> Attempt:
+        """Return the attempt about to start as the middleware chain sees it."""
         return Attempt(
             self.middleware, self._operation, self.retries, self._idempotent, self._scrub
         )

@@ -45,7 +45,15 @@ if TYPE_CHECKING:
     from animalstore_client._core.wire import Answer, SendFailure
     from animalstore_client._core.wire import Request as WireRequest
 
-__all__ = ["Attempt", "async_chain", "check_middleware", "handler_name", "sync_chain"]
+__all__ = [
+    "AsyncSend",
+    "Attempt",
+    "Send",
+    "async_chain",
+    "check_middleware",
+    "handler_name",
+    "sync_chain",
+]
 
 #: The header that carries the key (lower case): a handler sees its value masked.
 _AUTHORIZATION = "authorization"
@@ -317,7 +325,9 @@ def _add_note(exc: BaseException, note: str) -> None:
         notes.append(note)
 
 
+#: A sync backend's ``send``, and what sends an attempt through the chain.
 Send = Callable[["WireRequest"], "Answer | SendFailure"]
+#: An async backend's ``send``, and what sends an attempt through the chain.
 AsyncSend = Callable[["WireRequest"], Awaitable["Answer | SendFailure"]]
 
 

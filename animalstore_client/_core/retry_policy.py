@@ -121,11 +121,11 @@ class RetryPolicy:
     max_delay: float = field(default=8.0, converter=_max_delay)
     jitter: float = field(default=0.25, converter=_jitter)
     statuses: frozenset[int] = field(default=DEFAULT_RETRY_STATUSES, converter=_statuses)
-    #: What ``create_pet`` may be retried after: the listed statuses that say "not processed".
-    write_statuses: frozenset[int] = field(init=False, repr=False, eq=False)
 
-    @write_statuses.default
-    def _write_statuses(self) -> frozenset[int]:
+    @property
+    def write_statuses(self) -> frozenset[int]:
+        """What ``create_pet`` may be retried after: the listed statuses that say "not
+        processed" (429, 503)."""
         return self.statuses & NOT_PROCESSED_STATUSES
 
     def __attrs_post_init__(self) -> None:
