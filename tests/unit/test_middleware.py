@@ -545,12 +545,12 @@ def test_a_response_checks_what_it_is_made_of() -> None:
 def test_a_client_without_middleware_builds_no_chain(
     monkeypatch: pytest.MonkeyPatch, store: FakeAnimalStore
 ) -> None:
-    from animalstore_client import _client
+    from animalstore_client._core import call
 
     def refuse(*args: object) -> None:
         raise AssertionError("a chain was built")
 
-    monkeypatch.setattr(_client, "sync_chain", refuse)
+    monkeypatch.setattr(call, "sync_chain", refuse)
     with store.client(KEY) as client:
         assert client.list_pets() == []
 
