@@ -666,7 +666,7 @@ class Client(_BaseClient):
                     time.sleep(pause)
                 request = call.begin()
                 # middleware: with handlers, the chain sends the attempt (within the deadline).
-                send = call.chained(sender.send) if call.middleware else sender.send
+                send = call.chained(sender.send) if self._options.middleware else sender.send
                 if call.deadline is None:
                     outcome = send(request)
                 else:
@@ -1004,7 +1004,7 @@ class AsyncClient(_BaseClient):
                     await sender.sleep(pause)
                 request = call.begin()
                 # middleware: with handlers, the chain sends the attempt (within the deadline).
-                send = call.chained_async(sender.send) if call.middleware else sender.send
+                send = call.chained_async(sender.send) if self._options.middleware else sender.send
                 if call.deadline is None:
                     outcome = await send(request)
                 else:

@@ -33,7 +33,7 @@ from animalstore_client._core.response import (
     status_error,
 )
 from animalstore_client._core.retries import Pause, retry_after, retry_delay
-from animalstore_client._core.retry_policy import NOT_PROCESSED_STATUSES
+from animalstore_client._core.retry_policy import NOT_PROCESSED_STATUSES, RetryPolicy
 from animalstore_client._core.types import NotGiven
 from animalstore_client._core.wire import (
     Answer,
@@ -101,20 +101,18 @@ class Call(Generic[T]):
     """
 
     __slots__ = (
-        "_base_url",
         "_ends",
         "_idempotent",
         "_key",
         "_last",
         "_notices",
         "_operation",
+        "_options",
         "_pause",
-        "_policy",
         "_raw",
         "_started",
         "_trace",
         "deadline",
-        "middleware",
         "request",
         "result",
         "retries",
@@ -129,7 +127,9 @@ class Call(Generic[T]):
         notices: DeprecationNotices | None = None,
         pause: Pause | None = None,
     ) -> None:
-        self._idempotent = operation.idempotent
+        # Read once: each of the operation's own properties reads it again.
+        endpoint = operation.endpoint
+        self._idempotent = endpoint.idempotent
         key = options.api_key
         headers = options.headers
         if key is None:  # a key provider gives each call's key
@@ -153,7 +153,7 @@ class Call(Generic[T]):
         self.deadline = options.deadline if isinstance(deadline, NotGiven) else deadline
         self._ends = None if self.deadline is None else time.monotonic() + self.deadline
         self.request = Request(
-            operation.method,
+            endpoint.method,
             options.base_url + operation.path,
             operation.params or None,
             headers,
@@ -164,13 +164,12 @@ class Call(Generic[T]):
             self._ends,
         )
         # The SDK already warns when a deprecated operation is called: once is enough.
-        self._notices = None if operation.deprecated else notices
+        self._notices = None if endpoint.removal is not None else notices
         self._operation = operation
-        self._base_url = options.base_url
+        # The client's options; the retry policy and the address are read from them only when
+        # an attempt fails.
+        self._options = options
         self._key = key
-        self._policy = options.retry if operation.retry is None else operation.retry
-        #: middleware: the client's handlers; empty, each attempt goes straight to the backend.
-        self.middleware = options.middleware
         # For a raw response, what redacts the key when it parses, perhaps after its client
         # is gone: it must not keep the key alive (``_redactor``).
         self._raw = _redactor(options, key) if raw else None
@@ -181,6 +180,17 @@ class Call(Generic[T]):
         self.result: T
         # tracing: set by ``_core.tracing.traced_call`` when the client's tracing is on.
         self._trace: CallTrace | None = None
+
+    @property
+    def policy(self) -> RetryPolicy:
+        """The call's retry policy: its own (``retry=``), else its client's."""
+        retry = self._operation.retry
+        return self._options.retry if retry is None else retry
+
+    @property
+    def middleware(self) -> tuple[Any, ...]:
+        """The client's middleware handlers; empty, each attempt goes straight to the backend."""
+        return self._options.middleware
 
     def wait(self) -> float:
         """Return the seconds to wait before the next attempt; 0.0 to start it now.
@@ -245,7 +255,7 @@ class Call(Generic[T]):
     def _attempt(self) -> Attempt:
         """Return the attempt about to start as the middleware chain sees it."""
         return Attempt(
-            self.middleware, self._operation, self.retries, self._idempotent, self._scrub
+            self._options.middleware, self._operation, self.retries, self._idempotent, self._scrub
         )
 
     def after(self, outcome: Answer | SendFailure | None) -> Next:
@@ -343,7 +353,7 @@ class Call(Generic[T]):
             outcome,
             idempotent=self._idempotent,
             retries_taken=self.retries,
-            policy=self._policy,
+            policy=self.policy,
         )
         if delay is None:
             return None
@@ -362,14 +372,14 @@ class Call(Generic[T]):
             delay,
             outcome.status_code if isinstance(outcome, Answer) else outcome.cause,
             self.retries + 1,
-            self._policy.max_retries + 1,
+            self.policy.max_retries + 1,
             extra={"animalstore_retry": True},
         )
 
     def _error(self, outcome: Answer | SendFailure) -> Exception:
         if isinstance(outcome, SendFailure):
             return connection_error(outcome, self.request, idempotent=self._idempotent)
-        return status_error(outcome, self._base_url, self._scrub)
+        return status_error(outcome, self._options.base_url, self._scrub)
 
     def _scrub(self, text: str) -> str:
         """Return a message from elsewhere (a library, a hook, the server) without the key."""

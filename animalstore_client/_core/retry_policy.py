@@ -124,8 +124,7 @@ class RetryPolicy:
 
     @property
     def write_statuses(self) -> frozenset[int]:
-        """What ``create_pet`` may be retried after: the listed statuses that say "not
-        processed" (429, 503)."""
+        """The listed statuses that say "not processed" (429, 503): a create's retries."""
         return self.statuses & NOT_PROCESSED_STATUSES
 
     def __attrs_post_init__(self) -> None:

@@ -131,7 +131,7 @@ class Trace:
             "url.full": call.request.full_url,
             "animalstore.operation": endpoint.method_name,
             # The retry policy in force: the call's own, else its client's.
-            "animalstore.retry.max_retries": call._policy.max_retries,
+            "animalstore.retry.max_retries": call.policy.max_retries,
         }
         if call.deadline is not None:
             attributes["animalstore.deadline"] = call.deadline
