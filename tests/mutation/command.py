@@ -97,8 +97,26 @@ COVERING_TESTS: dict[str, tuple[str, ...]] = {
         "tests/contract/test_sdk_requests.py",
         "tests/reliability/test_instrumentation.py",
         "tests/reliability/test_retries.py",
+        "tests/reliability/test_retry_policy.py",
         "tests/reliability/test_cooperative_backoff.py",
         "tests/reliability/test_malformed_responses.py",
+        "tests/reliability/test_middleware.py",
+        "tests/reliability/test_tracing.py",
+        "tests/field/test_client_pickle.py",
+    ),
+    # Middleware: the handlers' types and the chain, in process and on every backend.
+    "animalstore_client/_core/exchange.py": (
+        "tests/unit/test_middleware.py",
+        "tests/reliability/test_middleware.py",
+    ),
+    "animalstore_client/_core/middleware.py": (
+        "tests/unit/test_middleware.py",
+        "tests/reliability/test_middleware.py",
+    ),
+    # The call's span, on every backend, with OpenTelemetry's in-memory exporter.
+    "animalstore_client/_core/tracing.py": (
+        "tests/unit/test_tracing_options.py",
+        "tests/reliability/test_tracing.py",
     ),
     # The decoder, by itself and behind each backend's body reader (the codings, the bombs).
     "animalstore_client/_core/decoding.py": (
