@@ -51,6 +51,7 @@ from animalstore_client import (
     Request,
     Response,
     ResponseTooLargeError,
+    RetryPolicy,
     WireFormatError,
 )
 from animalstore_client.testing import FakeAnimalStore, FakeTransport, RecordedRequest
@@ -199,6 +200,20 @@ def tracing(client: Client, async_client: AsyncClient) -> None:
     Client(tracing="yes")  # type: ignore[arg-type]  # pyright: ignore[reportArgumentType]
     client.with_options(tracing=1.0)  # type: ignore[arg-type]  # pyright: ignore[reportArgumentType]
     AsyncClient(tracing=TracerProvider)  # type: ignore[arg-type]  # pyright: ignore[reportArgumentType]
+
+
+def retry_policies_and_key_providers(client: Client, async_client: AsyncClient) -> None:
+    policy = RetryPolicy(max_retries=3, statuses={503})
+    assert_type(policy.statuses, frozenset[int])
+    assert_type(policy.max_retries, int)
+    assert_type(Client(retry=policy), Client)
+    assert_type(AsyncClient(api_key=lambda: "sk-rotating"), AsyncClient)
+    assert_type(client.with_options(retry=policy, api_key=lambda: "k"), Client)
+    assert_type(client.list_pets(retry=policy), list[Pet])
+    assert_type(async_client.retry, RetryPolicy)
+    Client(retry=3)  # type: ignore[arg-type]  # pyright: ignore[reportArgumentType]
+    Client(api_key=lambda: 3)  # type: ignore[arg-type,return-value]  # pyright: ignore[reportArgumentType]
+    client.create_pet(name="Rex", category_id=3, retry={"max_retries": 1})  # type: ignore[arg-type]  # pyright: ignore[reportArgumentType]
 
 
 def models(pet: Pet, new_pet: NewPet, error: Error) -> None:
