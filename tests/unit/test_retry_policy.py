@@ -9,9 +9,11 @@ from __future__ import annotations
 import logging
 import math
 import pickle
+import warnings
 from collections.abc import Callable
 
 import attrs
+import httpx
 import pytest
 import respx
 
@@ -187,3 +189,45 @@ def test_the_retry_log_line_counts_attempts_by_the_call_s_policy(
         "attempt 4 of 4)",
     ]
     assert sleeps == pytest.approx([0.1, 0.2, 0.4])
+
+
+OPERATIONS = {
+    "list_pets": ("get", "/pets", 200, [], (), {}),
+    "create_pet": (
+        "post",
+        "/pets",
+        201,
+        {"id": 1, "name": "Rex", "categoryId": 3},
+        (),
+        {"name": "Rex", "category_id": 3},
+    ),
+    "get_pet": ("get", "/pets/1", 200, {"id": 1, "name": "Rex", "categoryId": 3}, (1,), {}),
+}
+
+
+@pytest.mark.parametrize("operation", list(OPERATIONS))
+def test_every_operation_takes_a_policy_of_its_own_and_checks_it(
+    make_api: Callable[..., Api],
+    mock_api: respx.MockRouter,
+    sleeps: list[float],
+    operation: str,
+) -> None:
+    method, path, status, body, args, kwargs = OPERATIONS[operation]
+    route = getattr(mock_api, method)(path).mock(
+        side_effect=[httpx.Response(503, json=ERROR), httpx.Response(status, json=body)]
+    )
+    api = make_api(max_retries=0)
+    raw = api.with_raw_response
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)  # get_pet's own
+        answer = getattr(raw, operation)(
+            *args, **kwargs, retry=RetryPolicy(max_retries=1, initial_delay=0.01, jitter=0)
+        )
+        with pytest.raises(TypeError) as caught:
+            getattr(api, operation)(*args, **kwargs, retry="twice")
+
+    assert answer.retries_taken == 1
+    assert route.call_count == 2
+    assert sleeps == [0.01]
+    assert str(caught.value) == "retry must be a RetryPolicy, got str"
