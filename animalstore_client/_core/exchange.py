@@ -40,10 +40,12 @@ class Headers(Mapping[str, str]):
 
     @classmethod
     def of(cls, pairs: Mapping[str, str]) -> Headers:
-        """Return the headers of ``pairs``; a later name replaces an earlier one in any case."""
+        """Return the headers of ``pairs``; a later name replaces an earlier one in any case.
+
+        The later name's spelling and value take the earlier one's place.
+        """
         items: dict[str, tuple[str, str]] = {}
         for name, value in pairs.items():
-            items.pop(name.lower(), None)  # the later spelling wins, in the later place
             items[name.lower()] = (name, value)
         return cls(items)
 

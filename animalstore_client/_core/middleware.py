@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import functools
 import inspect
-import sys
 from collections.abc import Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING, Any, final
 
@@ -206,7 +205,9 @@ class Attempt:
         request = self._request
         if given is self._public:
             return request
-        headers = {n: v for n, v in given.headers.items() if n.lower() != _AUTHORIZATION}
+        # ``with_headers`` refuses an ``Authorization``: the copy holds the masked one, spelled
+        # as the core's, which the real value replaces in its place.
+        headers = dict(given.headers.items())
         headers.update((n, v) for n, v in request.headers.items() if n.lower() == _AUTHORIZATION)
         return attrs.evolve(request, headers=headers)
 
@@ -263,7 +264,7 @@ class Attempt:
 
     def failure_of(self, exc: BaseException) -> SendFailure | None:
         """Return the attempt's failure that ``exc`` was raised for by ``call_next``, if any."""
-        source = getattr(exc, "_source", None) if isinstance(exc, APIError) else None
+        source = getattr(exc, "_source", None)
         return source if any(source is failure for failure in self._failures) else None
 
     def outcome(self, response: Response) -> Answer | SendFailure:
@@ -314,15 +315,15 @@ class Attempt:
 
 
 def _add_note(exc: BaseException, note: str) -> None:
-    """Add a PEP 678 note to ``exc``, as Python 3.11's ``add_note`` does on 3.10 too."""
-    if sys.version_info >= (3, 11):
-        exc.add_note(note)
-    else:
-        notes = getattr(exc, "__notes__", None)
-        if not isinstance(notes, list):
-            notes = []
-            exc.__notes__ = notes  # type: ignore[attr-defined]
-        notes.append(note)
+    """Add a PEP 678 note to ``exc`` as Python 3.11's ``add_note`` does, on 3.10 too.
+
+    The note is appended to ``exc.__notes__``, a list made when there is none.
+    """
+    notes = getattr(exc, "__notes__", None)
+    if notes is None:
+        notes = []
+        exc.__notes__ = notes  # type: ignore[attr-defined]
+    notes.append(note)
 
 
 #: A sync backend's ``send``, and what sends an attempt through the chain.
