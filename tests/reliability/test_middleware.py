@@ -103,6 +103,24 @@ def test_a_header_a_handler_adds_reaches_the_store_on_every_attempt(
     assert tagged == [{**plain, "x-trace-id": "t-0"}, {**plain, "x-trace-id": "t-1"}]
 
 
+def test_a_handler_passing_the_answer_on_changes_nothing_the_caller_sees(
+    build: Callable[..., Api], store: tuple[FakeAnimalStore, str]
+) -> None:
+    _, url = store
+
+    def passing(request: Request) -> Generator[Request, Response, Response]:
+        return (yield request)
+
+    api = build(url, passing)
+    plain = api.with_options(middleware=None).with_raw_response.list_pets().http_response
+    passed = api.with_raw_response.list_pets().http_response
+
+    # The backend's own answer (httpx's response, with the request it sent), not one rebuilt.
+    assert passed.request.headers == plain.request.headers
+    assert sorted(passed.extensions) == sorted(plain.extensions)
+    assert (passed.http_version, passed.reason_phrase) == (plain.http_version, "OK")
+
+
 def test_a_handler_that_answers_itself_sends_nothing(
     build: Callable[..., Api], store: tuple[FakeAnimalStore, str]
 ) -> None:
