@@ -49,13 +49,14 @@ def traced_call(
     operation: Operation[Any],
     options: ClientOptions,
     *,
-    raw: bool = False,
-    notices: DeprecationNotices | None = None,
-    pause: Pause | None = None,
+    raw: bool,
+    notices: DeprecationNotices | None,
+    pause: Pause | None,
 ) -> Call[Any]:
     """Return a ``Call`` (same arguments) whose span has started and is current.
 
-    The call class of a client with tracing on, in the place of ``Call`` itself.
+    The call class of a client with tracing on, in the place of ``Call`` itself; the client
+    gives every argument (``_BaseClient._start``), so none has a default.
     """
     call: Call[Any] = Call(operation, options, raw=raw, notices=notices, pause=pause)
     call._trace = Trace(call, operation, options)
@@ -149,8 +150,11 @@ class Trace:
         self._span.add_event("pause", {"animalstore.pause.seconds": seconds})
 
     def deadline(self, call: Call[Any]) -> None:
-        """Note that the call's deadline passed (or that a pause would outlast it)."""
-        self._span.add_event("deadline", {"animalstore.deadline": call.deadline or 0.0})
+        """Note that the call's deadline passed (or that a pause would outlast it).
+
+        Only a call with a deadline (a positive number of seconds) gets here.
+        """
+        self._span.add_event("deadline", {"animalstore.deadline": call.deadline})
 
     def retrying(self, call: Call[Any], outcome: Answer | SendFailure, delay: float) -> None:
         """Note an attempt that is retried after ``delay`` seconds."""
@@ -213,5 +217,7 @@ class Trace:
 
         self._ended = True
         self._span.set_attributes({"http.request.resend_count": call.retries, **(ending or {})})
-        self._span.end()
+        # Detached first: a span processor that raises as the span ends (a Ctrl-C during a
+        # synchronous export) must not leave the ended span current in the caller's context.
         context.detach(self._token)
+        self._span.end()

@@ -21,6 +21,7 @@ from opentelemetry.trace import SpanKind, StatusCode
 
 from animalstore_client import (
     APIConnectionError,
+    APIResponse,
     APIResponseValidationError,
     APIStatusError,
     APITimeoutError,
@@ -32,8 +33,10 @@ from animalstore_client import (
     InternalServerError,
     NotFoundError,
     RateLimitError,
+    ResponseTooLargeError,
     RetryPolicy,
 )
+from animalstore_client._backends.httpx import AsyncHttpxSender
 from animalstore_client.testing import FakeAnimalStore, Fault
 from tests.conftest import VirtualClock
 from tests.reliability.conftest import API_KEY, Api, raised_exactly
@@ -109,8 +112,9 @@ def test_every_call_is_one_client_span_with_its_attributes(
     client: Api = make_client(url, tracing=spans.provider)
     args, kwargs, method, route, path = CALLS[operation]
 
-    (client.raw if raw else client).call(operation, *args, **kwargs)
+    result = (client.raw if raw else client).call(operation, *args, **kwargs)
 
+    assert isinstance(result, APIResponse) is raw
     span = spans.one()
     assert span.name == operation
     assert span.kind is SpanKind.CLIENT
@@ -284,6 +288,43 @@ def test_an_answer_that_does_not_fit_the_schema_fails_the_span_after_its_attempt
     ]
 
 
+def test_an_answer_past_max_response_bytes_is_its_attempts_error(
+    make_client: Any, store: FakeAnimalStore, url: str, spans: Spans
+) -> None:
+    store.add_pet("Rex", 3, "available")
+    client: Api = make_client(url, tracing=spans.provider, max_response_bytes=16)
+
+    error = raised_exactly(ResponseTooLargeError, lambda: client.list_pets())
+
+    span = spans.one()
+    assert attributes(span)["error.type"] == "ResponseTooLargeError"
+    assert span.status.description == str(error)
+    assert "http.response.status_code" not in attributes(span)  # the body was refused
+    assert events(span) == [
+        ("attempt", {"http.request.resend_count": 0, "error.type": "ResponseTooLargeError"})
+    ]
+    assert len(store.requests) == 1
+
+
+def test_a_refused_content_coding_is_a_connection_error_of_the_sdks(
+    make_client: Any, store: FakeAnimalStore, url: str, spans: Spans
+) -> None:
+    # The SDK refuses the body itself, on every backend: no library error class to name.
+    store.inject(Fault.error(503, headers={"Content-Encoding": "compress"}, operation="list"))
+    client: Api = make_client(url, tracing=spans.provider)
+
+    error = raised_exactly(APIConnectionError, lambda: client.list_pets())
+
+    span = spans.one()
+    assert "compress" in str(error)
+    assert attributes(span)["error.type"] == "APIConnectionError"
+    assert span.status.description == str(error)
+    assert events(span) == [
+        ("attempt", {"http.request.resend_count": 0, "error.type": "APIConnectionError"})
+    ]
+    assert len(store.requests) == 1  # refused bodies are not asked for again
+
+
 SECRET_HEADER = "hdr-v4lue-SECRET-93a1"
 SECRET_NAME = "BodyName-SECRET-5e2f"
 
@@ -342,6 +383,66 @@ def test_a_sync_call_interrupted_by_ctrl_c_ends_its_span(
         ("attempt", {"http.request.resend_count": 0, "error.type": "KeyboardInterrupt"})
     ]
     assert store.requests == []
+
+
+def test_a_sync_call_interrupted_in_its_backoff_adds_no_attempt(
+    store: FakeAnimalStore,
+    url: str,
+    spans: Spans,
+    clock: VirtualClock,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    store.inject(Fault.error(503, operation="list"))
+
+    def interrupt(seconds: float) -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(clock, "sleep", interrupt)  # Ctrl-C during the wait before a retry
+    with (
+        Client(api_key=API_KEY, base_url=url, tracing=spans.provider) as client,
+        pytest.raises(KeyboardInterrupt),
+    ):
+        client.list_pets()
+
+    span = spans.one()
+    found = events(span)
+    # The attempt was recorded as it ended; the interrupt came between attempts.
+    assert [name for name, _ in found] == ["attempt", "retry"]
+    assert found[0][1] == {"http.request.resend_count": 0, "http.response.status_code": 503}
+    assert attributes(span)["error.type"] == "KeyboardInterrupt"
+    assert attributes(span)["http.response.status_code"] == 503
+    assert span.status.description == "KeyboardInterrupt"
+    assert len(store.requests) == 1
+
+
+def test_an_asyncio_call_cancelled_in_its_backoff_adds_no_attempt(
+    store: FakeAnimalStore, url: str, spans: Spans, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    store.inject(Fault.error(503, operation="list"))
+
+    async def main() -> None:
+        waiting = asyncio.Event()
+
+        async def hold(seconds: float) -> None:  # the backoff, until cancelled
+            waiting.set()
+            await asyncio.Event().wait()
+
+        monkeypatch.setattr(AsyncHttpxSender, "sleep", staticmethod(hold))
+        async with AsyncClient(api_key=API_KEY, base_url=url, tracing=spans.provider) as client:
+            task = asyncio.ensure_future(client.list_pets())
+            await waiting.wait()
+            task.cancel()
+            with pytest.raises(asyncio.CancelledError):
+                await task
+
+    asyncio.run(main())
+
+    span = spans.one()
+    found = events(span)
+    assert [name for name, _ in found] == ["attempt", "retry"]
+    assert found[0][1] == {"http.request.resend_count": 0, "http.response.status_code": 503}
+    assert attributes(span)["error.type"] == "CancelledError"
+    assert len(store.requests) == 1
 
 
 @pytest.mark.parametrize("backend", ["httpx", "aiohttp"])

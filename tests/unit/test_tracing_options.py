@@ -1,5 +1,7 @@
 """``tracing=`` and ``ANIMALSTORE_TRACING``: which provider a call's span goes to, if any;
-the checks at construction; and nothing of OpenTelemetry imported while tracing is off.
+the checks at construction; and nothing of OpenTelemetry imported while tracing is off. Then
+what the span's machinery does in process: its tracer asked once per provider, each attempt's
+time, a span processor that raises as the span ends, and a traced call's other duties.
 
 In process, on the store's transport. The global tracer provider is never set here: where a
 test needs it, ``opentelemetry.trace.get_tracer_provider`` is patched for the test alone, and
@@ -9,20 +11,25 @@ the one test that sets it runs in a child process.
 from __future__ import annotations
 
 import asyncio
+import logging
 import subprocess
 import sys
 import textwrap
 from collections.abc import Callable, Iterator
+from datetime import datetime, timezone
 from typing import Any
 
 import httpx
 import pytest
 from opentelemetry import trace
-from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.sdk.trace import ReadableSpan, SpanProcessor, TracerProvider
+from opentelemetry.trace import StatusCode
 
-from animalstore_client import AsyncClient, Client
-from animalstore_client.testing import IN_PROCESS_BASE_URL, FakeAnimalStore
-from tests.conftest import without_our_variables
+from animalstore_client import APIResponse, AsyncClient, Client, InternalServerError, __version__
+from animalstore_client._core import call as call_module
+from animalstore_client._core import tracing as tracing_module
+from animalstore_client.testing import IN_PROCESS_BASE_URL, FakeAnimalStore, Fault
+from tests.conftest import VirtualClock, without_our_variables
 from tests.spans import Spans
 
 INSTALL = "pip install 'animalstore-client[tracing]'"
@@ -258,3 +265,190 @@ def test_the_variable_traces_with_the_global_provider_set_after_the_client() -> 
         print([span.name for span in exporter.get_finished_spans()])
     """
     assert run_child(code, ANIMALSTORE_TRACING="true") == "['create_pet']"
+
+
+# -- the span's machinery, in process ------------------------------------------------------
+
+
+class AskedProvider:
+    """A tracer provider that counts how often it is asked for a tracer (a plain object:
+    weakly referenced and hashed by identity, as the SDK's ``TracerProvider`` is)."""
+
+    def __init__(self, provider: TracerProvider) -> None:
+        self.provider = provider
+        self.asked = 0
+
+    def get_tracer(self, *args: Any, **kwargs: Any) -> trace.Tracer:
+        self.asked += 1
+        return self.provider.get_tracer(*args, **kwargs)
+
+
+class SlottedProvider:
+    """A tracer provider that cannot be weakly referenced (``__slots__``, no ``__weakref__``)."""
+
+    __slots__ = ("asked", "provider")
+
+    def __init__(self, provider: TracerProvider) -> None:
+        self.provider = provider
+        self.asked = 0
+
+    def get_tracer(self, *args: Any, **kwargs: Any) -> trace.Tracer:
+        self.asked += 1
+        return self.provider.get_tracer(*args, **kwargs)
+
+
+class UnhashableProvider(AskedProvider):
+    """A tracer provider that cannot be hashed: equal by value, so ``__hash__`` is ``None``."""
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, UnhashableProvider) and other.provider is self.provider
+
+    __hash__ = None  # type: ignore[assignment]
+
+
+def scopes(finished: list[ReadableSpan]) -> list[tuple[str, str | None]]:
+    """Each span's instrumentation scope: its tracer's name and version."""
+    found = []
+    for span in finished:
+        assert span.instrumentation_scope is not None
+        found.append((span.instrumentation_scope.name, span.instrumentation_scope.version))
+    return found
+
+
+def test_each_provider_is_asked_for_the_sdks_tracer_once(
+    store: FakeAnimalStore, recorder: Spans
+) -> None:
+    provider = AskedProvider(recorder.provider)
+    with store.client() as client:
+        traced = client.with_options(tracing=provider)
+        traced.list_pets()
+        traced.create_pet(name="Rex", category_id=3)
+        traced.with_options(max_retries=1).list_pets()  # another client, the same provider
+
+    assert provider.asked == 1
+    assert recorder.names() == ["list_pets", "create_pet", "list_pets"]
+    assert scopes(recorder.finished()) == [("animalstore_client", __version__)] * 3
+
+
+@pytest.mark.parametrize("kind", [SlottedProvider, UnhashableProvider])
+def test_a_provider_that_cannot_be_weakly_referenced_or_hashed_is_asked_each_call(
+    store: FakeAnimalStore, recorder: Spans, kind: Callable[[TracerProvider], Any]
+) -> None:
+    provider = kind(recorder.provider)
+    with store.client() as client:
+        traced = client.with_options(tracing=provider)
+        traced.list_pets()
+        traced.list_pets()
+
+    assert provider.asked == 2
+    assert scopes(recorder.finished()) == [("animalstore_client", __version__)] * 2
+
+
+class StoppedClock:
+    """``time`` for the call and its trace, whose ``perf_counter`` moves only when told."""
+
+    def __init__(self, clock: VirtualClock) -> None:
+        self.now = 1000.0
+        self._clock = clock
+
+    def perf_counter(self) -> float:
+        return self.now
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._clock, name)
+
+
+class Taking(httpx.BaseTransport):
+    """The store's transport, each request taking the next of ``seconds`` on ``clock``."""
+
+    def __init__(self, store: FakeAnimalStore, clock: StoppedClock, seconds: list[float]) -> None:
+        self._inner = store.transport()
+        self._clock = clock
+        self._seconds = seconds
+
+    def handle_request(self, request: httpx.Request) -> httpx.Response:
+        self._clock.now += self._seconds.pop(0)
+        return self._inner.handle_request(request)
+
+
+def test_each_attempt_event_says_how_long_that_attempt_took_in_milliseconds(
+    store: FakeAnimalStore, recorder: Spans, clock: VirtualClock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    stopped = StoppedClock(clock)
+    for module in (call_module, tracing_module):
+        monkeypatch.setattr(module, "time", stopped)
+    store.inject(Fault.error(503, operation="list"))
+    with (
+        httpx.Client(transport=Taking(store, stopped, [0.25, 0.5])) as http,
+        Client(
+            api_key="test-key",
+            base_url=IN_PROCESS_BASE_URL,
+            http_client=http,
+            tracing=recorder.provider,
+        ) as client,
+    ):
+        client.list_pets()
+
+    [span] = recorder.exporter.get_finished_spans()
+    attempts = [event.attributes for event in span.events if event.name == "attempt"]
+    # From each attempt's start, not the call's: the backoff between them is not counted.
+    assert [dict(attempt or {})["animalstore.elapsed_ms"] for attempt in attempts] == [250.0, 500.0]
+    assert len(clock.slept) == 1
+
+
+class InterruptedExport(SpanProcessor):
+    """A span processor whose export is interrupted (Ctrl-C) as the span ends."""
+
+    def on_end(self, span: ReadableSpan) -> None:
+        raise KeyboardInterrupt
+
+
+def test_a_span_processor_that_raises_at_the_end_leaves_no_span_current(
+    store: FakeAnimalStore, recorder: Spans, caplog: pytest.LogCaptureFixture
+) -> None:
+    recorder.provider.add_span_processor(InterruptedExport())  # after the exporter's
+    with (
+        store.client() as client,
+        caplog.at_level(logging.WARNING),
+        pytest.raises(KeyboardInterrupt),
+    ):
+        client.with_options(tracing=recorder.provider).list_pets()
+
+    # The span ended once (what the processor raised ends the call, not the span again), and
+    # is no longer current: a later span is not its child.
+    assert trace.get_current_span() is trace.INVALID_SPAN
+    [span] = recorder.exporter.get_finished_spans()
+    assert span.status.status_code is StatusCode.UNSET
+    assert [event.name for event in span.events] == ["attempt"]
+    assert caplog.records == []  # no "ended span" warning, no failed detach
+    assert len(store.requests) == 1
+
+
+def test_a_traced_call_warns_of_the_services_deprecation_once(
+    store: FakeAnimalStore, recorder: Spans
+) -> None:
+    store.set_deprecation("GET /pets", deprecation=datetime(2026, 1, 5, tzinfo=timezone.utc))
+    with store.client() as client:
+        traced = client.with_options(tracing=recorder.provider)
+        with pytest.warns(DeprecationWarning, match=r"^GET /pets is deprecated by the service"):
+            traced.list_pets()
+        traced.list_pets()  # once for the client family: a second warning would fail the test
+        client.with_options(tracing=False).list_pets()
+
+    assert recorder.names() == ["list_pets"] * 2
+
+
+def test_a_traced_raw_call_returns_the_raw_response(
+    store: FakeAnimalStore, recorder: Spans
+) -> None:
+    store.inject(Fault.error(500, operation="list"))
+    with store.client(max_retries=0) as client:
+        traced = client.with_options(tracing=recorder.provider)
+        response = traced.with_raw_response.create_pet(name="Rex", category_id=3)
+        with pytest.raises(InternalServerError):
+            traced.with_raw_response.list_pets()
+
+    assert isinstance(response, APIResponse)
+    assert response.status_code == 201
+    assert response.parse().name == "Rex"
+    assert recorder.names() == ["create_pet", "list_pets"]
