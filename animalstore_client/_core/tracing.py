@@ -212,7 +212,7 @@ class Trace:
         )
 
     def _end(self, call: Call[Any], ending: dict[str, Any] | None = None) -> None:
-        """End the span with the number of retries taken (and ``ending``); detach it."""
+        """Set the number of retries taken (and ``ending``) on the span; detach it, end it."""
         from opentelemetry import context
 
         self._ended = True
