@@ -117,7 +117,7 @@ class Trace:
         options: the client's options; ``options.tracing`` is ``True`` or the provider.
     """
 
-    __slots__ = ("_ended", "_recorded", "_span", "_started", "_token")
+    __slots__ = ("_attempts", "_ended", "_recorded", "_span", "_started", "_token")
 
     def __init__(self, call: Call[Any], operation: Operation[Any], options: ClientOptions) -> None:
         from opentelemetry import context, trace
@@ -144,6 +144,8 @@ class Trace:
         #: The last outcome recorded as an ``attempt`` event, and when its attempt began.
         self._recorded: Answer | SendFailure | None = None
         self._started = 0.0
+        #: The attempts recorded: what ``http.request.resend_count`` counts, less the first.
+        self._attempts = 0
 
     def paused(self, seconds: float) -> None:
         """Note that the client family's pause (a ``Retry-After``) holds the call ``seconds``."""
@@ -201,6 +203,7 @@ class Trace:
 
     def _event(self, call: Call[Any], attributes: dict[str, Any]) -> None:
         self._started = call._started
+        self._attempts += 1
         elapsed = (time.perf_counter() - call._started) * 1000
         self._span.add_event(
             "attempt",
@@ -212,11 +215,16 @@ class Trace:
         )
 
     def _end(self, call: Call[Any], ending: dict[str, Any] | None = None) -> None:
-        """Set the number of retries taken (and ``ending``) on the span; detach it, end it."""
+        """Set the number of resends made (and ``ending``) on the span; detach it, end it.
+
+        The resends are the attempts made less the first: a call stopped while it waited to
+        retry counted a retry it never sent.
+        """
         from opentelemetry import context
 
         self._ended = True
-        self._span.set_attributes({"http.request.resend_count": call.retries, **(ending or {})})
+        resends = max(self._attempts - 1, 0)
+        self._span.set_attributes({"http.request.resend_count": resends, **(ending or {})})
         # Detached first: a span processor that raises as the span ends (a Ctrl-C during a
         # synchronous export) must not leave the ended span current in the caller's context.
         context.detach(self._token)

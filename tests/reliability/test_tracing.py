@@ -411,6 +411,7 @@ def test_a_sync_call_interrupted_in_its_backoff_adds_no_attempt(
     assert found[0][1] == {"http.request.resend_count": 0, "http.response.status_code": 503}
     assert attributes(span)["error.type"] == "KeyboardInterrupt"
     assert attributes(span)["http.response.status_code"] == 503
+    assert attributes(span)["http.request.resend_count"] == 0  # the retry was never sent
     assert span.status.description == "KeyboardInterrupt"
     assert len(store.requests) == 1
 
@@ -442,6 +443,7 @@ def test_an_asyncio_call_cancelled_in_its_backoff_adds_no_attempt(
     assert [name for name, _ in found] == ["attempt", "retry"]
     assert found[0][1] == {"http.request.resend_count": 0, "http.response.status_code": 503}
     assert attributes(span)["error.type"] == "CancelledError"
+    assert attributes(span)["http.request.resend_count"] == 0  # the retry was never sent
     assert len(store.requests) == 1
 
 
