@@ -21,7 +21,13 @@ import httpx
 import pytest
 import respx
 
-from animalstore_client import AsyncClient, AuthenticationError, Client, RetryPolicy
+from animalstore_client import (
+    APIResponseValidationError,
+    AsyncClient,
+    AuthenticationError,
+    Client,
+    RetryPolicy,
+)
 from animalstore_client.testing import FakeAnimalStore
 from tests.conftest import BASE_URL
 from tests.field import workers
@@ -330,3 +336,22 @@ def test_forked_workers_create_each_record_exactly_once_with_a_rotating_key_prov
         [f"Bearer {KEY}"] * 6 + [f"Bearer {OTHER_KEY}"] * 9
     )
     client.close()
+
+
+def test_a_raw_response_parsed_later_redacts_its_call_s_provider_key(
+    mock_api: respx.MockRouter,
+) -> None:
+    # The options never held this key: the raw response keeps it to redact its own errors.
+    key = "sk-provided-only-7777"
+    mock_api.get("/pets").respond(200, json=[{"id": key, "name": "Rex", "categoryId": 3}])
+    client = Client(api_key=lambda: key, base_url=BASE_URL)
+    raw = client.with_raw_response.list_pets()
+    client.close()
+    del client
+
+    with pytest.raises(APIResponseValidationError) as caught:
+        raw.parse()
+
+    assert str(caught.value) == (
+        "response body does not fit the schema: $[0].id: expected an integer, got str '[redacted]'"
+    )
