@@ -198,12 +198,6 @@ class EnvironmentKey:
             )
         return key
 
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, EnvironmentKey)
-
-    def __hash__(self) -> int:
-        return hash(EnvironmentKey)
-
 
 def _api_key(api_key: object, environ: Mapping[str, str]) -> str | None:
     """Return the key ``api_key`` or the environment gives; ``None`` for a key provider."""

@@ -139,12 +139,16 @@ def test_max_retries_is_the_shorthand_of_a_policy(make_api: Callable[..., Api]) 
 
 
 def test_passing_both_max_retries_and_retry_is_an_error(make_api: Callable[..., Api]) -> None:
-    message = "pass either max_retries= or retry=, not both"
-    with pytest.raises(ValueError, match=message):
+    message = (
+        "pass either max_retries= or retry=, not both: max_retries= is the shorthand for "
+        "retry=RetryPolicy(max_retries=...)"
+    )
+    with pytest.raises(ValueError, match="not both") as built:
         make_api(max_retries=1, retry=RetryPolicy())
     api = make_api()
-    with pytest.raises(ValueError, match=message):
+    with pytest.raises(ValueError, match="not both") as copied:
         api.target.with_options(max_retries=1, retry=RetryPolicy())
+    assert str(built.value) == str(copied.value) == message
 
 
 def test_a_retry_that_is_not_a_policy_is_refused_before_anything_is_sent(
