@@ -169,7 +169,7 @@ class Trace:
     def succeeded(self, call: Call[Any], answer: Answer) -> None:
         """Note the answer that ends the call, and end the span."""
         self._attempt(call, answer)
-        self._end(call)
+        self._end()
 
     def failed(self, call: Call[Any], exc: BaseException) -> None:
         """Note why the call raised ``exc`` (the SDK's error, a cancellation ...); end the span."""
@@ -186,7 +186,7 @@ class Trace:
         # The SDK's messages are its own, the key redacted; of anything else, the class alone.
         description = str(exc) if isinstance(exc, APIError) else type(exc).__qualname__
         self._span.set_status(Status(StatusCode.ERROR, description))
-        self._end(call, {"error.type": error_type(exc)})
+        self._end({"error.type": error_type(exc)})
 
     def _attempt(self, call: Call[Any], outcome: Answer | SendFailure) -> None:
         """Add the ``attempt`` event of ``outcome``; an answer's status and id go on the span."""
@@ -214,7 +214,7 @@ class Trace:
             },
         )
 
-    def _end(self, call: Call[Any], ending: dict[str, Any] | None = None) -> None:
+    def _end(self, ending: dict[str, Any] | None = None) -> None:
         """Set the number of resends made (and ``ending``) on the span; detach it, end it.
 
         The resends are the attempts made less the first: a call stopped while it waited to
