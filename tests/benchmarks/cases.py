@@ -11,6 +11,7 @@ what the SDK itself adds to a call is most of what differs.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import functools
 import gzip
 import json
@@ -21,7 +22,7 @@ import sys
 import tempfile
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from types import ModuleType
 from typing import Any
 
@@ -41,7 +42,7 @@ from animalstore_client import (
 )
 from animalstore_client._core.converter import structure
 from animalstore_client.testing import FakeAnimalStore
-from tests.benchmarks._harness import Comparison, compare, compare_async
+from tests.benchmarks._harness import HEADER, Comparison, compare, compare_async
 from tests.benchmarks.bulk import bulk_create
 from tests.benchmarks.bulk import sizes as bulk_sizes
 from tests.benchmarks.concurrency import concurrent_async, concurrent_threads
@@ -296,6 +297,40 @@ async def _lean_list_async(client: Any, url: Any) -> list[Pet]:
     response = await client.send(client.build_request("GET", url, headers=HEADERS))
     response.raise_for_status()
     return hand_pets(json.loads(response.content))
+
+
+@contextlib.contextmanager
+def in_process_clients() -> Iterator[tuple[Client, AsyncClient, asyncio.AbstractEventLoop]]:
+    """Case 10's clients without options (sync, async) and a loop for the async one.
+
+    For what an opt-in feature costs a call (``tests.benchmarks.tracing``, ``.middleware``):
+    each of its rows compares a copy of these, made by ``with_options``, with them. All are
+    closed on exit.
+    """
+    transport = FixedTransport(200, ONE_PET_PAGE)
+    loop = asyncio.new_event_loop()
+    sync = Client(api_key=API_KEY, base_url=BASE_URL, http_client=httpx.Client(transport=transport))
+    async_ = AsyncClient(
+        api_key=API_KEY, base_url=BASE_URL, http_client=httpx.AsyncClient(transport=transport)
+    )
+    try:
+        yield sync, async_, loop
+    finally:
+        sync.close()
+        loop.run_until_complete(async_.aclose())
+        loop.close()
+
+
+def report(prog: str, description: str, measure: Callable[[Settings], list[Comparison]]) -> None:
+    """Run one opt-in feature's comparison (``--quick`` for fewer calls) and print its rows."""
+    import argparse
+
+    parser = argparse.ArgumentParser(prog=prog, description=description)
+    parser.add_argument("--quick", action="store_true", help="fewer calls per round")
+    settings = Settings(quick=parser.parse_args().quick)
+    print(HEADER)
+    for result in measure(settings):
+        print(result.row())
 
 
 def per_call_work(settings: Settings, lib: ModuleType = httpx) -> list[Comparison]:

@@ -9,15 +9,11 @@ against httpx). The ratios are reported, not checked: middleware is opt-in.
 
 from __future__ import annotations
 
-import argparse
-import asyncio
 from collections.abc import Awaitable, Callable
 
-import httpx
-
-from animalstore_client import AsyncClient, Client, Request, Response
-from tests.benchmarks._harness import HEADER, Comparison, compare, compare_async
-from tests.benchmarks.cases import API_KEY, BASE_URL, ONE_PET_PAGE, FixedTransport, Settings
+from animalstore_client import Request, Response
+from tests.benchmarks._harness import Comparison, compare, compare_async
+from tests.benchmarks.cases import Settings, in_process_clients, report
 
 
 def passing(request: Request, call_next: Callable[[Request], Response]) -> Response:
@@ -46,14 +42,8 @@ async def tagging_async(
 
 def middleware_cost(settings: Settings) -> list[Comparison]:
     """Time case 10's call through each handler against no middleware, sync and async."""
-    transport = FixedTransport(200, ONE_PET_PAGE)
-    loop = asyncio.new_event_loop()
-    off = Client(api_key=API_KEY, base_url=BASE_URL, http_client=httpx.Client(transport=transport))
-    off_async = AsyncClient(
-        api_key=API_KEY, base_url=BASE_URL, http_client=httpx.AsyncClient(transport=transport)
-    )
     results: list[Comparison] = []
-    try:
+    with in_process_clients() as (off, off_async, loop):
         for name, handler, handler_async in (
             ("a handler that passes on", passing, passing_async),
             ("a handler that adds a header", tagging, tagging_async),
@@ -75,24 +65,8 @@ def middleware_cost(settings: Settings) -> list[Comparison]:
                 number=settings.calls * 2,
                 loop=loop,
             )
-    finally:
-        off.close()
-        loop.run_until_complete(off_async.aclose())
-        loop.close()
     return results
 
 
-def main() -> None:
-    """Run the comparison and print one row per measurement."""
-    parser = argparse.ArgumentParser(
-        prog="python -m tests.benchmarks.middleware", description=__doc__
-    )
-    parser.add_argument("--quick", action="store_true", help="fewer calls per round")
-    settings = Settings(quick=parser.parse_args().quick)
-    print(HEADER)
-    for result in middleware_cost(settings):
-        print(result.row())
-
-
 if __name__ == "__main__":
-    main()
+    report("python -m tests.benchmarks.middleware", __doc__ or "", middleware_cost)

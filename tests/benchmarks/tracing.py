@@ -12,18 +12,14 @@ The ratios are reported, not checked: tracing is opt-in.
 
 from __future__ import annotations
 
-import argparse
-import asyncio
 import contextlib
 from collections.abc import Iterator
 from typing import Any
 
-import httpx
 from opentelemetry.sdk.trace import ReadableSpan, Span, SpanProcessor, TracerProvider
 
-from animalstore_client import AsyncClient, Client
-from tests.benchmarks._harness import HEADER, Comparison, compare, compare_async
-from tests.benchmarks.cases import API_KEY, BASE_URL, ONE_PET_PAGE, FixedTransport, Settings
+from tests.benchmarks._harness import Comparison, compare, compare_async
+from tests.benchmarks.cases import BASE_URL, Settings, in_process_clients, report
 
 #: The attributes the SDK's span starts with, for the span made by hand.
 HAND_ATTRIBUTES: dict[str, Any] = {
@@ -81,23 +77,17 @@ def span_by_hand(tracer: Any) -> Iterator[None]:
 
 def tracing_cost(settings: Settings) -> list[Comparison]:
     """Time case 10's call with tracing on (each provider) against off, sync and async."""
-    transport = FixedTransport(200, ONE_PET_PAGE)
     results: list[Comparison] = []
-    loop = asyncio.new_event_loop()
-    off = Client(api_key=API_KEY, base_url=BASE_URL, http_client=httpx.Client(transport=transport))
-    off_async = AsyncClient(
-        api_key=API_KEY, base_url=BASE_URL, http_client=httpx.AsyncClient(transport=transport)
-    )
+    with in_process_clients() as (off, off_async, loop):
 
-    def hand_sync(tracer: Any) -> object:
-        with span_by_hand(tracer):
-            return off.list_pets(limit=1)
+        def hand_sync(tracer: Any) -> object:
+            with span_by_hand(tracer):
+                return off.list_pets(limit=1)
 
-    async def hand_async(tracer: Any) -> object:
-        with span_by_hand(tracer):
-            return await off_async.list_pets(limit=1)
+        async def hand_async(tracer: Any) -> object:
+            with span_by_hand(tracer):
+                return await off_async.list_pets(limit=1)
 
-    try:
         for name, provider in providers().items():
             tracer = provider.get_tracer("by-hand")
             on, on_async = (
@@ -131,22 +121,8 @@ def tracing_cost(settings: Settings) -> list[Comparison]:
                 number=settings.calls * 2,
                 loop=loop,
             )
-    finally:
-        off.close()
-        loop.run_until_complete(off_async.aclose())
-        loop.close()
     return results
 
 
-def main() -> None:
-    """Run the comparison and print one row per measurement."""
-    parser = argparse.ArgumentParser(prog="python -m tests.benchmarks.tracing", description=__doc__)
-    parser.add_argument("--quick", action="store_true", help="fewer calls per round")
-    settings = Settings(quick=parser.parse_args().quick)
-    print(HEADER)
-    for result in tracing_cost(settings):
-        print(result.row())
-
-
 if __name__ == "__main__":
-    main()
+    report("python -m tests.benchmarks.tracing", __doc__ or "", tracing_cost)
