@@ -16,9 +16,13 @@ import attrs
 import httpx
 import pytest
 import respx
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from animalstore_client import DEFAULT_MAX_RETRIES, Client, InternalServerError, RetryPolicy
-from tests.conftest import API_KEY, BASE_URL, Api
+from animalstore_client._core import retries as _retries
+from animalstore_client._core.wire import Answer, Failure, RequestView, SendFailure
+from tests.conftest import API_KEY, BASE_URL, Api, httpx_answer
 
 ERROR = {"code": "failed", "message": "down", "status": 503}
 
@@ -235,3 +239,51 @@ def test_every_operation_takes_a_policy_of_its_own_and_checks_it(
     assert route.call_count == 2
     assert sleeps == [0.01]
     assert str(caught.value) == "retry must be a RetryPolicy, got str"
+
+
+ERROR_STATUSES = st.integers(min_value=400, max_value=599)
+POLICIES = st.builds(
+    RetryPolicy,
+    max_retries=st.integers(min_value=0, max_value=6),
+    initial_delay=st.floats(min_value=0, max_value=100),
+    max_delay=st.just(1e9),
+    jitter=st.floats(min_value=0, max_value=1),
+    statuses=st.frozensets(ERROR_STATUSES),
+)
+
+
+def failure(kind: Failure) -> SendFailure:
+    return SendFailure(
+        kind, "ConnectError: refused", timeout=False, view=RequestView("POST", BASE_URL, [], {})
+    )
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    policy=POLICIES,
+    retries_taken=st.integers(min_value=0, max_value=8),
+    outcome=st.one_of(
+        ERROR_STATUSES.map(lambda status: httpx_answer(httpx.Response(status))),
+        st.sampled_from(list(Failure)).map(failure),
+    ),
+    idempotent=st.booleans(),
+)
+def test_any_policy_retries_only_what_it_lists_and_a_write_never_more_than_the_safe_cases(
+    policy: RetryPolicy, retries_taken: int, outcome: Answer | SendFailure, idempotent: bool
+) -> None:
+    delay = _retries.retry_delay(
+        outcome, idempotent=idempotent, retries_taken=retries_taken, policy=policy
+    )
+
+    if isinstance(outcome, Answer):
+        listed = outcome.status_code in policy.statuses
+        safe = outcome.status_code in (429, 503)  # turned away: not processed
+    else:
+        listed = outcome.failure in (Failure.NOT_SENT, Failure.MAYBE_SENT)
+        safe = outcome.failure is Failure.NOT_SENT  # the connection was never made
+    allowed = retries_taken < policy.max_retries and listed and (idempotent or safe)
+    assert (delay is not None) is allowed
+    if delay is not None:
+        # The computed backoff for this retry, jitter taken off, within the policy's bounds.
+        nominal = min(policy.initial_delay * 2.0**retries_taken, policy.max_delay)
+        assert nominal * (1 - policy.jitter) <= delay <= nominal
