@@ -140,7 +140,6 @@ class ClientOptions:
     timeout_extension: dict[str, float | None] = field(init=False, repr=False)
     #: ``None`` (off), ``True`` (the global tracer provider) or a tracer provider.
     tracing: Tracing = field(default=None, repr=False)
-
     #: The middleware handlers, the first the outermost (checked by the client, which knows
     #: whether they must be coroutine functions).
     middleware: tuple[Callable[..., Any], ...] = ()
@@ -148,11 +147,6 @@ class ClientOptions:
     @timeout_extension.default
     def _timeout_extension(self) -> dict[str, float | None]:
         return self.timeout.as_dict()
-
-    @property
-    def max_retries(self) -> int:
-        """How many times a failed attempt may be retried: the retry policy's."""
-        return self.retry.max_retries
 
     def call_key(self) -> tuple[str, dict[str, str]]:
         """Return the key for a call and the headers that carry it.
