@@ -95,13 +95,15 @@ class RetryPolicy:
     after a 429 or 503 that ``statuses`` lists, or a connection that was never made, whatever
     else the policy lists; the other operations after any status it lists.
 
-    Args:
+    Each field is also the constructor's argument of the same name, checked there.
+
+    Attributes:
         max_retries: the most retries of one call, 0 or more (0: none).
         initial_delay: seconds before the first retry, before jitter; 0 or more.
         max_delay: the longest computed wait, in seconds; at least ``initial_delay``.
         jitter: the largest part of each wait taken off at random, from 0 (none) to 1.
-        statuses: the answers' statuses that are retried, each from 400 to 599; any iterable
-            of them, kept as a ``frozenset``.
+        statuses: the answers' statuses that are retried, each from 400 to 599; given as any
+            iterable of them, kept as a ``frozenset``.
 
     Raises:
         TypeError: an argument has the wrong type.
