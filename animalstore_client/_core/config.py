@@ -520,7 +520,8 @@ def _retry_policy(max_retries: object, retry: object, base: RetryPolicy) -> Retr
     if isinstance(retry, NotGiven):
         if isinstance(max_retries, NotGiven):
             return base
-        return attrs.evolve(base, max_retries=max_retries)
+        # The policy checks it, naming max_retries.
+        return attrs.evolve(base, max_retries=max_retries)  # type: ignore[arg-type]
     if not isinstance(max_retries, NotGiven):
         raise ValueError(
             "pass either max_retries= or retry=, not both: max_retries= is the shorthand for "

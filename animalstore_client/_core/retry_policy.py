@@ -8,8 +8,9 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable
+from collections.abc import Set as AbstractSet
 
-from attrs import field, frozen
+from attrs import frozen
 
 from animalstore_client._core.safe_repr import tolerant_repr
 from animalstore_client._core.validation import check_int, is_real
@@ -45,18 +46,6 @@ def _seconds(argument: str, value: object) -> float:
             f"{argument} must be between 0 and {_MAX_SECONDS:g} seconds, got {seconds}"
         )
     return seconds
-
-
-def _max_retries(value: object) -> int:
-    return check_int("max_retries", value, 0)
-
-
-def _initial_delay(value: object) -> float:
-    return _seconds("initial_delay", value)
-
-
-def _max_delay(value: object) -> float:
-    return _seconds("max_delay", value)
 
 
 def _jitter(value: object) -> float:
@@ -102,8 +91,8 @@ class RetryPolicy:
         initial_delay: seconds before the first retry, before jitter; 0 or more.
         max_delay: the longest computed wait, in seconds; at least ``initial_delay``.
         jitter: the largest part of each wait taken off at random, from 0 (none) to 1.
-        statuses: the answers' statuses that are retried, each from 400 to 599; given as any
-            iterable of them, kept as a ``frozenset``.
+        statuses: the answers' statuses that are retried, each from 400 to 599: a set (a
+            ``frozenset`` once made; at run time any iterable of them is taken).
 
     Raises:
         TypeError: an argument has the wrong type.
@@ -118,18 +107,29 @@ class RetryPolicy:
         client.list_pets(retry=RetryPolicy(max_retries=0))  # this call: no retry
     """
 
-    max_retries: int = field(default=DEFAULT_MAX_RETRIES, converter=_max_retries)
-    initial_delay: float = field(default=0.5, converter=_initial_delay)
-    max_delay: float = field(default=8.0, converter=_max_delay)
-    jitter: float = field(default=0.25, converter=_jitter)
-    statuses: frozenset[int] = field(default=DEFAULT_RETRY_STATUSES, converter=_statuses)
+    max_retries: int = DEFAULT_MAX_RETRIES
+    initial_delay: float = 0.5
+    max_delay: float = 8.0
+    jitter: float = 0.25
+    statuses: AbstractSet[int] = DEFAULT_RETRY_STATUSES
 
     @property
     def write_statuses(self) -> frozenset[int]:
         """The listed statuses that say "not processed" (429, 503): a create's retries."""
-        return self.statuses & NOT_PROCESSED_STATUSES
+        return NOT_PROCESSED_STATUSES & self.statuses
 
     def __attrs_post_init__(self) -> None:
+        # Checked and kept in one form here, not by attrs' converters: type checkers would make
+        # each converter a class of the public API's own, with no docstring.
+        checked = {
+            "max_retries": check_int("max_retries", self.max_retries, 0),
+            "initial_delay": _seconds("initial_delay", self.initial_delay),
+            "max_delay": _seconds("max_delay", self.max_delay),
+            "jitter": _jitter(self.jitter),
+            "statuses": _statuses(self.statuses),
+        }
+        for name, value in checked.items():
+            object.__setattr__(self, name, value)  # frozen: attrs' own way round it
         if self.max_delay < self.initial_delay:
             raise ValueError(
                 f"max_delay ({self.max_delay}) must be at least initial_delay "

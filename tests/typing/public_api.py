@@ -17,6 +17,7 @@ does not break these checks.
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Set as AbstractSet
 from datetime import datetime
 from typing import Any
 
@@ -204,7 +205,7 @@ def tracing(client: Client, async_client: AsyncClient) -> None:
 
 def retry_policies_and_key_providers(client: Client, async_client: AsyncClient) -> None:
     policy = RetryPolicy(max_retries=3, statuses={503})
-    assert_type(policy.statuses, frozenset[int])
+    assert_type(policy.statuses, AbstractSet[int])
     assert_type(policy.max_retries, int)
     assert_type(Client(retry=policy), Client)
     assert_type(AsyncClient(api_key=lambda: "sk-rotating"), AsyncClient)

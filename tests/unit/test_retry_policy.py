@@ -61,8 +61,8 @@ def test_the_bounds_themselves_are_accepted() -> None:
 
 def test_write_statuses_are_the_listed_statuses_that_say_not_processed() -> None:
     assert RetryPolicy(statuses={400, 500, 503}).write_statuses == frozenset({503})
-    assert RetryPolicy(statuses=[429]).write_statuses == frozenset({429})
-    assert RetryPolicy(statuses=()).write_statuses == frozenset()
+    assert RetryPolicy(statuses=[429]).write_statuses == frozenset({429})  # type: ignore[arg-type]
+    assert RetryPolicy(statuses=()).write_statuses == frozenset()  # type: ignore[arg-type]
 
 
 @pytest.mark.parametrize(
@@ -107,19 +107,19 @@ def test_a_bad_policy_is_refused_at_construction_saying_what_was_wrong(
     arguments: dict[str, object], error: type[Exception], message: str
 ) -> None:
     with pytest.raises(error) as caught:
-        RetryPolicy(**arguments)
+        RetryPolicy(**arguments)  # type: ignore[arg-type]
     assert type(caught.value) is error
     assert str(caught.value).startswith(message)
 
 
 def test_a_policy_is_frozen_comparable_hashable_and_pickles() -> None:
-    policy = RetryPolicy(max_retries=4, statuses=[503, 500])
+    policy = RetryPolicy(max_retries=4, statuses=[503, 500])  # type: ignore[arg-type]
 
     with pytest.raises(attrs.exceptions.FrozenInstanceError):
         policy.max_retries = 9  # type: ignore[misc]
     assert policy == RetryPolicy(max_retries=4, statuses={500, 503})
     assert policy != RetryPolicy(max_retries=4)
-    assert len({policy, RetryPolicy(max_retries=4, statuses=(500, 503))}) == 1
+    assert len({policy, RetryPolicy(max_retries=4, statuses=(500, 503))}) == 1  # type: ignore[arg-type]
     assert pickle.loads(pickle.dumps(policy)) == policy
     assert attrs.evolve(policy, jitter=0).jitter == 0.0
     with pytest.raises(ValueError, match="jitter must be from 0 to 1"):
