@@ -4,8 +4,8 @@ Only the settings and their checks live here, so that the package can export the
 loading the retry machinery (``_core.retries``), which reads a policy when a call fails.
 """
 
-from __future__ import annotations
-
+# No `from __future__ import annotations`: the class is published as `animalstore_client`'s,
+# where `typing.get_type_hints` would look its annotations' names up; objects need no lookup.
 import math
 from collections.abc import Iterable
 from collections.abc import Set as AbstractSet
