@@ -172,8 +172,10 @@ def test_retry_after_as_an_http_date_is_honoured(
     server: FaultServer, make_client: Callable[..., Api], server_clock: VirtualClock
 ) -> None:
     api = make_client(server, max_retries=1)
-    # Whole seconds (HTTP dates have no fraction): 1 to 2 s from now.
-    target = math.floor(server_clock.time()) + 2
+    # Whole seconds (HTTP dates have no fraction): 2 to 3 s from now, so that the wait is over
+    # a second however late in its second the test starts and however slow the first attempt
+    # (+2 left under a second once, when the test began at x.999 s on a loaded machine).
+    target = math.floor(server_clock.time()) + 3
     server.script(failure(429, **{"Retry-After": formatdate(target, usegmt=True)}))
     server.script(Reply(200, json=[PET]))
 
