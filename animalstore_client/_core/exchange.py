@@ -19,7 +19,17 @@ from animalstore_client._core.safe_repr import tolerant_repr
 if TYPE_CHECKING:
     from animalstore_client._core.wire import Answer
 
-__all__ = ["AsyncCallNext", "AsyncHandler", "CallNext", "Handler", "Headers", "Request", "Response"]
+__all__ = [
+    "AsyncCallNext",
+    "AsyncHandler",
+    "CallNext",
+    "Handler",
+    "Headers",
+    "Request",
+    "Response",
+    "token_of",
+    "wrapped_answer",
+]
 
 #: What ``Response(json=...)`` is when no JSON body is given (``None`` is JSON's ``null``).
 _NO_JSON: Any = object()
@@ -264,9 +274,9 @@ class Response(_Frozen):
     @classmethod
     def _of(cls, answer: Answer, token: object) -> Response:
         """Return the backend's answer to the attempt of ``token``, wrapped (body not copied)."""
-        response = object.__new__(cls)
-        response._set(answer.status_code, answer.headers, answer.content, answer, token)
-        return response
+        wrapped = object.__new__(cls)
+        wrapped._set(answer.status_code, answer.headers, answer.content, answer, token)
+        return wrapped
 
     def json(self) -> Any:
         """Return the body decoded as JSON.
@@ -322,3 +332,16 @@ Handler = Callable[[Request, CallNext], Response]
 AsyncCallNext = Callable[[Request], Awaitable[Response]]
 #: An ``AsyncClient`` middleware handler: ``async def handler(request, call_next)``.
 AsyncHandler = Callable[[Request, AsyncCallNext], Awaitable[Response]]
+
+
+def token_of(given: Request) -> object:
+    """Return what ties a ``Request`` to its attempt (``None`` for an unpickled copy)."""
+    return given._token
+
+
+def wrapped_answer(given: Response) -> tuple[Answer | None, object]:
+    """Return the backend's answer a ``Response`` wraps (``None``: made up) and its attempt's tie.
+
+    Read here, beside the class: the chain (``_core.middleware``) needs both, users neither.
+    """
+    return given._answer, given._token

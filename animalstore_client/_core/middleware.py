@@ -36,6 +36,8 @@ from animalstore_client._core.exchange import (
     Headers,
     Request,
     Response,
+    token_of,
+    wrapped_answer,
 )
 from animalstore_client._core.safe_repr import tolerant_repr
 
@@ -197,7 +199,7 @@ class Attempt:
         """
         if not isinstance(given, Request):
             raise TypeError(f"call_next takes a Request, got {type(given).__name__}")
-        if given._token is not self._token:
+        if token_of(given) is not self._token:
             raise ValueError(
                 "call_next was given the Request of another attempt: pass on the one the "
                 "handler was given, or a with_headers() copy of it"
@@ -274,8 +276,8 @@ class Attempt:
         kept from another call) becomes an answer to this attempt's request, its body checked
         against ``max_response_bytes`` as the backend checks a body it reads.
         """
-        answer = response._answer
-        if answer is not None and response._token is self._token:
+        answer, token = wrapped_answer(response)
+        if answer is not None and token is self._token:
             return answer
         from animalstore_client._core.wire import Answer, Failure, SendFailure
 
@@ -288,26 +290,24 @@ class Attempt:
                 timeout=False,
                 view=request.view(),
             )
-        if answer is not None:
-            details, signals = answer._details, answer.signals
-        else:
-            made = (
-                [(n.encode("latin-1"), v.encode("latin-1")) for n, v in response.headers.items()],
-                "",
-                b"HTTP/1.1",
-            )
+        if answer is not None:  # kept from another call: its answer, to this attempt
+            return answer.answering(request.view)
+        made = (
+            [(n.encode("latin-1"), v.encode("latin-1")) for n, v in response.headers.items()],
+            "",
+            b"HTTP/1.1",
+        )
 
-            def details() -> tuple[Any, str, bytes]:
-                return made
+        def details() -> tuple[Any, str, bytes]:
+            return made
 
-            signals = any(name.lower() in ("deprecation", "sunset") for name in response.headers)
         return Answer(
             response.status_code,
             response.headers,
             response.content,
             details=details,
             view=request.view,
-            signals=signals,
+            signals=any(name.lower() in ("deprecation", "sunset") for name in response.headers),
         )
 
     def __repr__(self) -> str:

@@ -584,6 +584,25 @@ class Answer:
         self._response: httpx.Response | None = native
         self.elapsed: float | None = None
 
+    def answering(self, view: Callable[[], RequestView]) -> Answer:
+        """Return this answer as the answer to another request (middleware's kept answers).
+
+        Args:
+            view: returns the other request as an exception may keep it.
+
+        Returns:
+            A new answer with this one's status, headers, body and what was received; not the
+            library's own response, which answered the first request.
+        """
+        return Answer(
+            self.status_code,
+            self.headers,
+            self.content,
+            details=self._details,
+            view=view,
+            signals=self.signals,
+        )
+
     def http_headers(self) -> httpx.Headers:
         """Return the headers as received, as ``httpx.Headers``."""
         return self.http_response().headers
