@@ -841,3 +841,21 @@ def test_a_response_refuses_headers_it_could_not_send(
     with pytest.raises(error) as raised:
         Response(200, headers=headers)
     assert str(raised.value) == message
+
+
+def test_an_answer_retold_to_another_request_keeps_all_it_received() -> None:
+    from animalstore_client._core.wire import RequestView
+    from tests.conftest import httpx_answer
+
+    first = httpx_answer(
+        httpx.Response(203, json=[], headers={"Deprecation": "true", "X-Request-Id": "req_9"})
+    )
+    other = RequestView("GET", "https://api.test/v1/pets?limit=2", [], {})
+
+    retold = first.answering(lambda: other)
+
+    assert retold is not first
+    assert (retold.status_code, retold.content, retold.signals) == (203, b"[]", True)
+    assert retold.headers["x-request-id"] == "req_9"
+    assert retold.http_response().headers.raw == first.http_response().headers.raw
+    assert str(retold.http_response().request.url) == "https://api.test/v1/pets?limit=2"
