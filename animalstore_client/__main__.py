@@ -1,8 +1,6 @@
 """``python -m animalstore_client``: the ``animalstore`` command line."""
 
-import sys
-
-from animalstore_client._cli import main
+from animalstore_client._cli import run
 
 if __name__ == "__main__":
-    sys.exit(main(prog="python -m animalstore_client"))
+    run(prog="python -m animalstore_client")

@@ -3,7 +3,8 @@
 A thin layer over the public SDK: each command builds a ``Client`` from the global options,
 makes one call and prints the result (``_cli_output``). Arguments are checked by the SDK, as
 for any caller; every expected failure ends in one line on stderr and an exit status from
-``EXIT_STATUSES``, never a traceback. Nothing imports this module but those two entry points.
+``EXIT_STATUSES``, never a traceback. Nothing imports this module but those two entry points,
+which call ``run``.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from __future__ import annotations
 import argparse
 import logging
 import os
+import signal
 import sys
 import warnings
 from collections.abc import Callable, Iterator, Sequence
@@ -113,6 +115,32 @@ def main(argv: Sequence[str] | None = None, *, prog: str = "animalstore") -> int
     except OutputError as error:
         print(f"error: {error}", file=sys.stderr, flush=True)
         return EXIT_OUTPUT
+
+
+def run(prog: str = "animalstore") -> NoReturn:
+    """Run the command line as a process: ``main`` with the process's arguments, then exit.
+
+    The entry point of the ``animalstore`` script and of ``python -m animalstore_client``. Once
+    the command's outcome is out, a Ctrl-C has nothing left to stop, so it is ignored: left to
+    Python, one that came while the interpreter shut down (logging's flush at exit) would print
+    "Exception ignored in atexit callback ... KeyboardInterrupt" after the summary. Call it from
+    the main thread only (it sets a signal handler).
+
+    Args:
+        prog: the program name shown in help and usage messages.
+
+    Raises:
+        SystemExit: always, with ``main``'s exit status (130 for a Ctrl-C that came as ``main``
+            returned).
+    """
+    status = EXIT_INTERRUPTED
+    try:
+        status = main(prog=prog)
+    except KeyboardInterrupt:  # in the instant between main's return and here
+        pass
+    finally:
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+    sys.exit(status)
 
 
 # -- the commands -------------------------------------------------------------------------

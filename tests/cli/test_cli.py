@@ -35,6 +35,7 @@ import pytest
 
 from animalstore_client import PetStatusLiteral, __version__
 from animalstore_client._cli import main
+from animalstore_client._cli import run as run_as_a_process
 from animalstore_client.testing import FakeAnimalStore
 from tests.cli.in_process import invoke
 from tests.conftest import VirtualClock, read_lines, reaped, sigint_as_in_a_terminal
@@ -777,6 +778,77 @@ def test_ctrl_c_exits_130_without_a_traceback(silent_listener: socket.socket) ->
                 process.send_signal(signal.SIGINT)
                 stdout, stderr = process.communicate(timeout=TIMEOUT)
     assert (process.returncode, stdout, stderr) == (130, b"", b"")
+
+
+#: A ``sitecustomize`` for a run: at exit, as the interpreter shuts down (after the command's
+#: outcome, before logging's own flush at exit), the process gets a SIGINT, as from a Ctrl-C
+#: pressed as the command ended; then Python code runs, where a handler for it would raise.
+CTRL_C_AT_EXIT = """
+import atexit, os, signal, sys
+
+def interrupt():
+    os.kill(os.getpid(), signal.SIGINT)
+    for _ in range(10_000):
+        pass
+    sys.stderr.write("went on\\n")
+
+atexit.register(interrupt)
+"""
+
+
+@POSIX_ONLY
+@pytest.mark.parametrize("launcher", LAUNCHERS)
+@pytest.mark.parametrize(
+    ("command", "status", "stdout"),
+    [("pets list", 0, "[]\n"), ("--version", 0, f"animalstore {__version__}\n")],
+    ids=["returned", "exited"],
+)
+def test_a_ctrl_c_once_the_outcome_is_out_is_ignored(
+    api: Server,
+    tmp_path: Path,
+    launcher: Sequence[str],
+    command: str,
+    status: int,
+    stdout: str,
+) -> None:
+    (tmp_path / "sitecustomize.py").write_text(CTRL_C_AT_EXIT, encoding="utf-8")
+    env = environment(api.base_url, KEY)
+    env["PYTHONPATH"] = os.pathsep.join([str(tmp_path), env["PYTHONPATH"]])
+    completed = subprocess.run(
+        [*launcher, *command.split()],
+        capture_output=True,
+        env=env,
+        timeout=TIMEOUT,
+        check=False,
+        preexec_fn=sigint_as_in_a_terminal,
+    )
+    # Not "Exception ignored in atexit callback ... KeyboardInterrupt": the handler that ran
+    # the rest of the shutdown was SIG_IGN, set by the entry point.
+    assert (completed.returncode, completed.stdout.decode(), completed.stderr) == (
+        status,
+        stdout,
+        b"went on\n",
+    )
+
+
+@pytest.mark.parametrize(
+    ("argv", "status"), [(["pets", "list"], 0), (["pets", "list", "--limit", "x"], 2)]
+)
+def test_run_exits_with_mains_status_and_leaves_ctrl_c_ignored(
+    api: Server, monkeypatch: pytest.MonkeyPatch, argv: list[str], status: int
+) -> None:
+    monkeypatch.setattr(sys, "argv", ["animalstore", *argv])
+    monkeypatch.setenv("ANIMALSTORE_BASE_URL", api.base_url)
+    monkeypatch.setenv("ANIMALSTORE_API_KEY", KEY)
+    before = signal.getsignal(signal.SIGINT)
+    try:
+        with pytest.raises(SystemExit) as exited:
+            run_as_a_process(prog="prog-name")
+        assert signal.getsignal(signal.SIGINT) is signal.SIG_IGN
+    finally:
+        signal.signal(signal.SIGINT, before)
+    assert exited.value.code == status
+    assert len(api.store.requests) == (1 if status == 0 else 0)
 
 
 @POSIX_ONLY
