@@ -26,6 +26,8 @@ from typing import Any
 
 import attrs
 
+from tests.mutation import plugin
+
 if sys.version_info >= (3, 11):
     import tomllib
 else:
@@ -193,6 +195,21 @@ SURVIVED = frozenset({"survived", "suspicious"})
 #: What mutmut says when a module has no mutant it could test: its functions are all decorated
 #: (pytest fixtures, properties), which mutmut leaves alone, or no covering test reaches them.
 NO_MUTANTS = "could not find any test case for any mutant"
+#: The control run's options: those of mutmut's runs (``[tool.mutmut]``), every test named.
+CONTROL_OPTIONS = (
+    "-q",
+    "-p",
+    "no:cacheprovider",
+    "-p",
+    "no:randomly",
+    "-p",
+    "tests.mutation.plugin",
+    "--timeout",
+    "30",
+)
+#: A kill that does not count: the test that killed the mutant also fails without it, after
+#: the mutant's run and again after a second run of the mutant.
+NOT_CAUSED = "killed by a test that fails without it"
 
 
 @attrs.frozen
@@ -224,6 +241,10 @@ class Score:
         survivors: each non-equivalent survivor's name and diff.
         seconds: how long the module's mutmut run took, copy and set-up included (shared
             with the other modules of its group).
+        not_caused: each mutant counted as not killed because the test that killed it also
+            failed without it (``NOT_CAUSED``), and that test.
+        unchecked: the kills whose test is not known, so not checked: made by a run before
+            the tests were written down, or before any test started.
     """
 
     module: str
@@ -231,6 +252,8 @@ class Score:
     equivalent: list[str]
     survivors: dict[str, str]
     seconds: float
+    not_caused: dict[str, str] = attrs.Factory(dict)
+    unchecked: int = 0
 
     @property
     def killed(self) -> int:
@@ -256,9 +279,11 @@ class Score:
             )
         tally = Counter(self.statuses.values())
         others = ", ".join(f"{count} {status}" for status, count in sorted(tally.items()))
+        unchecked = f"; {self.unchecked} kills not checked" if self.unchecked else ""
         return (
             f"{self.module}: {self.share:.1%} killed ({self.killed} of {self.counted}; "
-            f"{len(self.equivalent)} equivalent; mutmut: {others}) in {self.seconds:.0f} s"
+            f"{len(self.equivalent)} equivalent; mutmut: {others}{unchecked}) "
+            f"in {self.seconds:.0f} s"
         )
 
 
@@ -367,7 +392,7 @@ def mutate(
     print(f"{', '.join(modules)}: mutating, tests {' '.join(tests)} (log: {log})", flush=True)
     with log.open("w", encoding="utf-8") as output:
         ran = _mutmut(copy, output, "run", "--max-children", str(jobs))
-    return _scores(copy, modules, known, ran, started)
+    return _scores(copy, modules, known, ran, started, jobs)
 
 
 def again(modules: list[str], jobs: int, known: list[Equivalent]) -> list[Score]:
@@ -376,10 +401,11 @@ def again(modules: list[str], jobs: int, known: list[Equivalent]) -> list[Score]
     For the tests written to kill them: the copy keeps the run's mutants and outcomes, takes
     every file it does not mutate as it is now (the tests, the package's other modules; mutmut
     finds the new tests and what they reach), and runs each survivor, each mutant no test
-    reached and each it never got to (a run cut short) again, with the covering tests the run
-    was made with; not the survivors listed as equivalent. Refused when a module of the
-    group differs from its copy: its mutants would no longer be its code, so it must be run
-    whole again.
+    reached, each it never got to (a run cut short) and each kill whose test is not known (a
+    run before the tests were written down: ``not_caused`` cannot check it) again, with the
+    covering tests the run was made with; not the survivors listed as equivalent. Refused
+    when a module of the group differs from its copy: its mutants would no longer be its
+    code, so it must be run whole again.
     """
     started = time.monotonic()
     copy = copy_of(modules)
@@ -403,16 +429,19 @@ def again(modules: list[str], jobs: int, known: list[Equivalent]) -> list[Score]
         name
         for name, status in _statuses(copy).items()
         if module_of(name, modules) in modules
-        and status in SURVIVED | {"no tests", "not checked"}
+        and (
+            status in SURVIVED | {"no tests", "not checked"}
+            or (status in KILLED and not (copy / "killers" / name).is_file())
+        )
         and not (status in SURVIVED and _listed(copy, name, module_of(name, modules), known))
     ]
     log = copy.parent / f"{copy.name}.log"
-    print(f"{', '.join(modules)}: {len(names)} survivors again (log: {log})", flush=True)
+    print(f"{', '.join(modules)}: {len(names)} mutants again (log: {log})", flush=True)
     if not names:
-        return _scores(copy, modules, known, None, started)
+        return _scores(copy, modules, known, None, started, jobs)
     with log.open("a", encoding="utf-8") as output:
         ran = _mutmut(copy, output, "run", "--max-children", str(jobs), *names)
-    return _scores(copy, modules, known, ran, started)
+    return _scores(copy, modules, known, ran, started, jobs)
 
 
 def _listed(copy: Path, name: str, module: str | None, known: list[Equivalent]) -> bool:
@@ -440,22 +469,103 @@ def _scores(
     known: list[Equivalent],
     ran: subprocess.CompletedProcess[str] | None,
     started: float,
+    jobs: int,
 ) -> list[Score]:
     statuses = _statuses(copy)
     log = copy.parent / f"{copy.name}.log"
+    doubtful: dict[str, str] = {}
     if NO_MUTANTS in log.read_text(encoding="utf-8"):
         statuses = {}  # nothing mutmut would mutate: the score says so
     elif (ran is not None and ran.returncode != 0) or not statuses:
         code = "none" if ran is None else ran.returncode
         raise SystemExit(f"{', '.join(modules)}: mutmut failed (exit {code}); see {log}")
+    else:
+        statuses = {name: s for name, s in statuses.items() if module_of(name, modules)}
+        doubtful = _caused_or_not(copy, statuses, jobs, log)
     seconds = time.monotonic() - started
     scores = []
     for module in modules:
         mine = {
-            name: status for name, status in statuses.items() if module_of(name, modules) == module
+            name: NOT_CAUSED if name in doubtful else status
+            for name, status in statuses.items()
+            if module_of(name, modules) == module
         }
-        scores.append(_score(copy, module, mine, known, seconds))
+        score = _score(copy, module, mine, known, seconds)
+        scores.append(
+            attrs.evolve(
+                score,
+                not_caused={name: doubtful[name] for name in mine if name in doubtful},
+                unchecked=sum(
+                    status in KILLED and not (copy / "killers" / name).is_file()
+                    for name, status in mine.items()
+                ),
+            )
+        )
     return scores
+
+
+def _caused_or_not(copy: Path, statuses: dict[str, str], jobs: int, log: Path) -> dict[str, str]:
+    """Check each kill; return the mutants whose kill does not count, each with its test.
+
+    A kill counts when the test that made it passes without the mutant. Those whose test fails
+    without it too are run again (a test that failed for a reason of its own, such as a busy
+    machine, is unlikely to fail twice); what the second run kills is checked the same way,
+    and a kill still made by a failing test does not count. ``statuses`` is updated with the
+    second runs' outcomes.
+    """
+    doubtful = not_caused(copy, killers(copy, statuses), log)
+    if doubtful:
+        print(
+            f"{len(doubtful)} kills by tests that fail without the mutant: those mutants again",
+            flush=True,
+        )
+        with log.open("a", encoding="utf-8") as output:
+            _mutmut(copy, output, "run", "--max-children", str(jobs), *doubtful)
+        outcomes = _statuses(copy)
+        statuses.update({name: outcomes[name] for name in doubtful})
+        again = {name: statuses[name] for name in doubtful}
+        doubtful = not_caused(copy, killers(copy, again), log)
+    return doubtful
+
+
+def killers(copy: Path, statuses: dict[str, str]) -> dict[str, str]:
+    """Return each killed mutant's killer: the last test its run started (``plugin.py``)."""
+    found = {}
+    for name, status in statuses.items():
+        path = copy / "killers" / name
+        if status in KILLED and path.is_file():
+            found[name] = path.read_text(encoding="utf-8")
+    return found
+
+
+def not_caused(copy: Path, killed_by: dict[str, str], log: Path) -> dict[str, str]:
+    """Run each killing test once without any mutant; return the kills whose test failed.
+
+    The tests run together, in one pytest run in the copy's ``mutants/`` (the mutated tree,
+    its trampolines all calling the code as it was), with the options of mutmut's runs.
+    """
+    if not killed_by:
+        return {}
+    failures = copy / "control-failures.txt"
+    failures.write_text("", encoding="utf-8")
+    environment = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1", "MUTANT_UNDER_TEST": ""}
+    environment[plugin.FAILURES] = str(failures)
+    environment.pop(plugin.KILLERS, None)
+    with log.open("a", encoding="utf-8") as output:
+        output.write(f"control: {len(set(killed_by.values()))} killing tests without a mutant\n")
+        output.flush()
+        ran = subprocess.run(
+            [sys.executable, "-m", "pytest", *CONTROL_OPTIONS, *sorted(set(killed_by.values()))],
+            cwd=copy / "mutants",
+            env=environment,
+            stdout=output,
+            stderr=subprocess.STDOUT,
+            check=False,
+        )
+    if ran.returncode not in (0, 1):  # 1: some failed; anything else: the run itself failed
+        raise SystemExit(f"the control run failed (exit {ran.returncode}); see {log}")
+    failed = set(failures.read_text(encoding="utf-8").splitlines())
+    return {name: test for name, test in killed_by.items() if test in failed}
 
 
 def _score(
@@ -467,7 +577,7 @@ def _score(
     for entry in stale(mine):
         print(f"{module}: equivalent.toml lists a line it no longer has: {entry.line!r}")
     for name, status in sorted(statuses.items()):
-        if status not in SURVIVED:
+        if status not in SURVIVED | {NOT_CAUSED}:
             continue
         diff = _mutmut(copy, None, "show", name).stdout
         removed, added = changed_lines(diff)
@@ -484,7 +594,9 @@ def report(scores: list[Score]) -> str:
     lines += [f"- {score.line()}" for score in scores]
     for score in scores:
         for name, diff in score.survivors.items():
-            lines += ["", f"## {name}: survived", "", "```diff", diff.strip(), "```"]
+            test = score.not_caused.get(name)
+            said = f"{NOT_CAUSED}, {test}" if test else "survived"
+            lines += ["", f"## {name}: {said}", "", "```diff", diff.strip(), "```"]
     return "\n".join(lines) + "\n"
 
 
@@ -560,7 +672,9 @@ def changed_lines(diff: str) -> tuple[str, str]:
 
 
 def _mutmut(copy: Path, output: Any, *args: str) -> subprocess.CompletedProcess[str]:
+    (copy / "killers").mkdir(exist_ok=True)
     environment = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1"}
+    environment[plugin.KILLERS] = str(copy / "killers")
     return subprocess.run(
         [sys.executable, "-m", "mutmut", *args],
         cwd=copy,

@@ -14,6 +14,11 @@ records which test reaches which function, before each test (and the raw views' 
 on first read): a memoised function is run by
 the first test that needs it (or before mutmut forks the mutant's run, with the unmutated code),
 and would be recorded for that test alone, or never run under the mutant.
+
+And it keeps what a kill needs to be checked (``command.py``, ``not_caused``): in a mutant's
+run, the test that starts, in a file named for the mutant (mutmut stops at the first failure,
+or ends a run that hangs, so the last test started is the one that killed it); in a control
+run, the tests that fail.
 """
 
 from __future__ import annotations
@@ -30,6 +35,17 @@ _SITE = Path(__file__).with_name("startup")
 #: The mutated tree (mutmut's ``mutants/``): first on the path, the package a subprocess imports.
 _TREE = Path(__file__).resolve().parents[2]
 _HITS = "TESTS_MUTATION_HITS"
+#: A folder for the test each mutant's run started last (``command.py`` sets it for its runs).
+KILLERS = "TESTS_MUTATION_KILLERS"
+#: A file for the tests that fail in a control run.
+FAILURES = "TESTS_MUTATION_FAILURES"
+
+
+def _mutant() -> str | None:
+    """The mutant this run tests; ``None`` in mutmut's own runs (stats, forced failure) and
+    in a run without one."""
+    name = os.environ.get("MUTANT_UNDER_TEST", "")
+    return None if name in ("", "stats", "fail") else name
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -95,6 +111,21 @@ def pytest_runtest_teardown(item: pytest.Item) -> None:
         hits.truncate(0)
 
 
+def pytest_runtest_logstart(nodeid: str, location: tuple[str, int | None, str]) -> None:
+    """In a mutant's run, write down the test that starts (the last is the one that killed it)."""
+    folder, mutant = os.environ.get(KILLERS), _mutant()
+    if folder and mutant:
+        Path(folder, mutant).write_text(nodeid, encoding="utf-8")
+
+
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    """In a control run, write down each test that fails (in its setup, call or teardown)."""
+    failures = os.environ.get(FAILURES)
+    if failures and report.failed:
+        with open(failures, "a", encoding="utf-8") as failed:
+            failed.write(report.nodeid + "\n")
+
+
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """In a mutant's run, run its tests fastest first (as timed in the stats run).
 
@@ -102,7 +133,7 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     kill then dies in the time of the quickest, not of whichever came first (a command line
     test takes a second or more, a unit test a millisecond).
     """
-    if os.environ.get("MUTANT_UNDER_TEST", "stats") in ("stats", "fail"):
+    if _mutant() is None:
         return
     from mutmut.state import state
 
