@@ -140,29 +140,28 @@ def test_a_score_says_how_many_kills_were_not_checked() -> None:
     )
 
 
-@pytest.mark.parametrize(
-    ("second_killer", "counted"),
-    [("test_probe.py::test_passes", True), ("test_probe.py::test_fails", False)],
-    ids=["killed-again-by-a-passing-test", "killed-again-by-the-failing-test"],
-)
 def test_a_doubtful_kill_is_run_again_and_counts_if_then_caused(
-    copy: Path, monkeypatch: pytest.MonkeyPatch, second_killer: str, counted: bool
+    copy: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    (copy / "killers").mkdir()
-    (copy / "killers" / "m1").write_text("test_probe.py::test_fails", encoding="utf-8")
-    (copy / "killers" / "m2").write_text("test_probe.py::test_passes", encoding="utf-8")
+    killers = copy / "killers"
+    killers.mkdir()
+    for name in ("m1", "m2"):
+        (killers / name).write_text("test_probe.py::test_fails", encoding="utf-8")
+    (killers / "m3").write_text("test_probe.py::test_passes", encoding="utf-8")
     runs: list[tuple[str, ...]] = []
 
     def mutmut(copy: Path, output: object, *args: str) -> None:
-        # What mutmut's second run of m1 leaves: its outcome and the test that killed it.
+        # What mutmut's second runs leave: m1 killed by a test that passes without it, m2
+        # by the same failing test again.
         runs.append(args)
-        (copy / "killers" / "m1").write_text(second_killer, encoding="utf-8")
+        (killers / "m1").write_text("test_probe.py::test_passes", encoding="utf-8")
 
     monkeypatch.setattr(command, "_mutmut", mutmut)
-    monkeypatch.setattr(command, "_statuses", lambda copy: {"m1": "killed", "m2": "killed"})
-    statuses = {"m1": "killed", "m2": "killed", "m3": "survived"}
+    monkeypatch.setattr(command, "_statuses", lambda copy: dict.fromkeys(("m1", "m2"), "killed"))
+    statuses = {"m1": "killed", "m2": "killed", "m3": "killed", "m4": "survived"}
 
     doubtful = command._caused_or_not(copy, statuses, 2, copy / "run.log")
 
-    assert runs == [("run", "--max-children", "2", "m1")]
-    assert doubtful == ({} if counted else {"m1": "test_probe.py::test_fails"})
+    assert runs == [("run", "--max-children", "2", "m1", "m2")]
+    assert doubtful == {"m2": "test_probe.py::test_fails"}
+    assert statuses == {"m1": "killed", "m2": "killed", "m3": "killed", "m4": "survived"}
