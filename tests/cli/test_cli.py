@@ -831,24 +831,62 @@ def test_a_ctrl_c_once_the_outcome_is_out_is_ignored(
     )
 
 
+@contextlib.contextmanager
+def sigint_put_back() -> Iterator[list[object]]:
+    """Put this process's SIGINT handler back afterwards (``run`` ignores Ctrl-C when done);
+    yield a list that then holds the handler that was left."""
+    before = signal.getsignal(signal.SIGINT)
+    left: list[object] = []
+    try:
+        yield left
+    finally:
+        left.append(signal.getsignal(signal.SIGINT))
+        signal.signal(signal.SIGINT, before)
+
+
 @pytest.mark.parametrize(
     ("argv", "status"), [(["pets", "list"], 0), (["pets", "list", "--limit", "x"], 2)]
 )
 def test_run_exits_with_mains_status_and_leaves_ctrl_c_ignored(
     api: Server, monkeypatch: pytest.MonkeyPatch, argv: list[str], status: int
 ) -> None:
-    monkeypatch.setattr(sys, "argv", ["animalstore", *argv])
+    monkeypatch.setattr(sys, "argv", ["anything", *argv])
     monkeypatch.setenv("ANIMALSTORE_BASE_URL", api.base_url)
     monkeypatch.setenv("ANIMALSTORE_API_KEY", KEY)
-    before = signal.getsignal(signal.SIGINT)
-    try:
-        with pytest.raises(SystemExit) as exited:
-            run_as_a_process(prog="prog-name")
-        assert signal.getsignal(signal.SIGINT) is signal.SIG_IGN
-    finally:
-        signal.signal(signal.SIGINT, before)
+    with sigint_put_back() as left, pytest.raises(SystemExit) as exited:
+        run_as_a_process()
+    assert left == [signal.SIG_IGN]
     assert exited.value.code == status
     assert len(api.store.requests) == (1 if status == 0 else 0)
+
+
+@pytest.mark.parametrize(
+    ("prog", "usage"),
+    [
+        ((), "(see 'animalstore pets list --help')"),
+        (("python -m x",), "(see 'python -m x pets list --help')"),
+    ],
+)
+def test_run_names_the_program_in_its_messages(
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    prog: tuple[str, ...],
+    usage: str,
+) -> None:
+    monkeypatch.setattr(sys, "argv", ["anything", "pets", "list", "--limit", "x"])
+    with sigint_put_back(), pytest.raises(SystemExit):
+        run_as_a_process(*prog)
+    assert capsys.readouterr().err == f"error: argument --limit: invalid int value: 'x' {usage}\n"
+
+
+def test_a_ctrl_c_as_main_returns_exits_130_quietly(monkeypatch: pytest.MonkeyPatch) -> None:
+    def interrupted(prog: str) -> int:
+        raise KeyboardInterrupt  # as a Ctrl-C in the instant main returns would
+
+    monkeypatch.setattr("animalstore_client._cli.main", interrupted)
+    with sigint_put_back() as left, pytest.raises(SystemExit) as exited:
+        run_as_a_process()
+    assert (exited.value.code, left) == (130, [signal.SIG_IGN])
 
 
 @POSIX_ONLY
