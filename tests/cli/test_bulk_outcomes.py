@@ -30,6 +30,7 @@ from animalstore_client._cli.bulk import (
     _handle_signals,
     _has_line,
     _maybe_created,
+    _signals_held,
     exit_status,
 )
 from animalstore_client._cli.journal import (
@@ -672,6 +673,33 @@ def test_an_ignored_sigint_stays_ignored_while_the_run_lasts(
     assert during is signal.SIG_IGN
     assert (received, missed) == ([signal.SIGTERM], [])
     assert signal.getsignal(signal.SIGINT) is signal.SIG_IGN
+
+
+@pytest.mark.skipif(not hasattr(signal, "SIGHUP"), reason="POSIX signals")
+def test_signals_held_while_the_loop_is_built_are_caught_but_an_ignored_one(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Held while the run's event loop is built and closed: a signal then is kept for the run
+    # to act on after, but an ignored SIGINT (a background job's) stays ignored there too.
+    before = {signum: signal.getsignal(signum) for signum in (signal.SIGINT, signal.SIGTERM)}
+    missed: list[int] = []
+
+    def terminated(signum: int, _frame: object) -> None:
+        missed.append(signum)
+
+    try:
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        signal.signal(signal.SIGTERM, terminated)
+        with _signals_held() as caught:
+            signal.raise_signal(signal.SIGINT)
+            signal.raise_signal(signal.SIGTERM)
+            during = signal.getsignal(signal.SIGINT)
+        after = {signum: signal.getsignal(signum) for signum in before}
+    finally:
+        for signum, handler in before.items():
+            signal.signal(signum, handler)
+    assert (caught, missed, during) == ([signal.SIGTERM], [], signal.SIG_IGN)
+    assert after == {signal.SIGINT: signal.SIG_IGN, signal.SIGTERM: terminated}
 
 
 class FailsAtFlush(io.StringIO):
