@@ -195,18 +195,6 @@ SURVIVED = frozenset({"survived", "suspicious"})
 #: What mutmut says when a module has no mutant it could test: its functions are all decorated
 #: (pytest fixtures, properties), which mutmut leaves alone, or no covering test reaches them.
 NO_MUTANTS = "could not find any test case for any mutant"
-#: The control run's options: those of mutmut's runs (``[tool.mutmut]``), every test named.
-CONTROL_OPTIONS = (
-    "-q",
-    "-p",
-    "no:cacheprovider",
-    "-p",
-    "no:randomly",
-    "-p",
-    "tests.mutation.plugin",
-    "--timeout",
-    "30",
-)
 #: A kill that does not count: the test that killed the mutant also fails without it, after
 #: the mutant's run and again after a second run of the mutant.
 NOT_CAUSED = "killed by a test that fails without it"
@@ -542,7 +530,8 @@ def not_caused(copy: Path, killed_by: dict[str, str], log: Path) -> dict[str, st
     """Run each killing test once without any mutant; return the kills whose test failed.
 
     The tests run together, in one pytest run in the copy's ``mutants/`` (the mutated tree,
-    its trampolines all calling the code as it was), with the options of mutmut's runs.
+    its trampolines all calling the code as it was), with the options of mutmut's runs
+    (``pytest_add_cli_args`` of the copy's ``[tool.mutmut]``).
     """
     if not killed_by:
         return {}
@@ -551,11 +540,14 @@ def not_caused(copy: Path, killed_by: dict[str, str], log: Path) -> dict[str, st
     environment = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1", "MUTANT_UNDER_TEST": ""}
     environment[plugin.FAILURES] = str(failures)
     environment.pop(plugin.KILLERS, None)
+    # mutmut's own options for its runs, less its -x: every killing test is to run.
+    settings = tomllib.loads((copy / "pyproject.toml").read_text(encoding="utf-8"))
+    options = ["-q", "-p", "no:randomly", *settings["tool"]["mutmut"]["pytest_add_cli_args"]]
     with log.open("a", encoding="utf-8") as output:
         output.write(f"control: {len(set(killed_by.values()))} killing tests without a mutant\n")
         output.flush()
         ran = subprocess.run(
-            [sys.executable, "-m", "pytest", *CONTROL_OPTIONS, *sorted(set(killed_by.values()))],
+            [sys.executable, "-m", "pytest", *options, *sorted(set(killed_by.values()))],
             cwd=copy / "mutants",
             env=environment,
             stdout=output,

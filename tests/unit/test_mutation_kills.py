@@ -7,6 +7,7 @@ and a kill whose test fails there too does not count (``command.not_caused``).
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 import pytest
@@ -84,6 +85,8 @@ def copy(tmp_path: Path) -> Path:
     """A mutation run's copy: its ``mutants/`` has the tests and the plugin, as a real one."""
     mutants = tmp_path / "mutants"
     mutants.mkdir()
+    for folder in (tmp_path, mutants):  # mutmut's settings, and pytest's root in mutants/
+        shutil.copy(ROOT / "pyproject.toml", folder / "pyproject.toml")
     (mutants / "tests").symlink_to(ROOT / "tests", target_is_directory=True)
     (mutants / "test_probe.py").write_text(PROBE, encoding="utf-8")
     return tmp_path
