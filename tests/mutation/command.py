@@ -392,20 +392,26 @@ def again(modules: list[str], jobs: int, known: list[Equivalent]) -> list[Score]
     reached, each it never got to (a run cut short) and each kill whose test is not known (a
     run before the tests were written down: ``not_caused`` cannot check it) again, with the
     covering tests the run was made with; not the survivors listed as equivalent. Refused
-    when a module of the group differs from its copy: its mutants would no longer be its
-    code, so it must be run whole again.
+    when a module the run mutated (named or not) differs from its copy: its mutants would no
+    longer be its code, and the tests of today may need today's code; so it must be run whole
+    again.
     """
     started = time.monotonic()
     copy = copy_of(modules)
     if not (copy / "mutants").is_dir():
         raise SystemExit(f"{', '.join(modules)}: no earlier run to take up in {copy}")
-    changed = [name for name in modules if (copy / name).read_bytes() != (REPO / name).read_bytes()]
+    settings = tomllib.loads((copy / "pyproject.toml").read_text(encoding="utf-8"))
+    # Every module the run mutated, not only those named: the tests run against all of them.
+    changed = [
+        name
+        for name in settings["tool"]["mutmut"]["only_mutate"]
+        if (copy / name).read_bytes() != (REPO / name).read_bytes()
+    ]
     if changed:
         raise SystemExit(
-            f"{', '.join(changed)}: changed since its run: run the group whole again, "
-            "without --again"
+            f"{', '.join(changed)}: changed since the run in {copy}: run the group whole "
+            "again, without --again"
         )
-    settings = tomllib.loads((copy / "pyproject.toml").read_text(encoding="utf-8"))
     mutated = {*settings["tool"]["mutmut"]["only_mutate"], "pyproject.toml"}
     for name in _git("ls-files", "-z", "--cached", "--others", "--exclude-standard").split("\0"):
         if not name or name in mutated or not (REPO / name).is_file():
