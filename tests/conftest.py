@@ -352,9 +352,15 @@ def reaped(process: subprocess.Popen[bytes]) -> Iterator[subprocess.Popen[bytes]
 
 
 def without_our_variables(**extra: str) -> dict[str, str]:
-    """This process's environment without its ``ANIMALSTORE_*`` variables, and ``extra``."""
+    """This process's environment without its ``ANIMALSTORE_*`` variables, and ``extra``.
+
+    Nor ``PYTHONUNBUFFERED`` (set in some CI shells and containers): a user's process writes
+    to a pipe through a buffer, which the SDK and the command line flush where they must.
+    """
     kept = {
-        name: value for name, value in os.environ.items() if not name.startswith("ANIMALSTORE_")
+        name: value
+        for name, value in os.environ.items()
+        if not name.startswith("ANIMALSTORE_") and name != "PYTHONUNBUFFERED"
     }
     return {**kept, **extra}
 

@@ -25,7 +25,13 @@ from animalstore_client._cli.bulk import (
     MAX_CONCURRENCY,
     create_from_file,
 )
-from animalstore_client._cli.output import OUTPUT_FORMATS, OutputError, print_error, print_result
+from animalstore_client._cli.output import (
+    OUTPUT_FORMATS,
+    OutputError,
+    discard,
+    print_error,
+    print_result,
+)
 from animalstore_client._cli.records import FORMATS
 from animalstore_client._cli.status import (
     EXIT_BROKEN_PIPE,
@@ -108,11 +114,11 @@ def main(argv: Sequence[str] | None = None, *, prog: str = "animalstore") -> int
     except KeyboardInterrupt:
         return EXIT_INTERRUPTED
     except BrokenPipeError:
-        # The reader went away (`animalstore pets list | head -1`): nothing more to say, and
-        # stdout must not be flushed again at exit.
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        # The reader went away (`animalstore pets list | head -1`): nothing more to say.
+        discard(sys.stdout)
         return EXIT_BROKEN_PIPE
     except OutputError as error:
+        discard(sys.stdout)
         print(f"error: {error}", file=sys.stderr, flush=True)
         return EXIT_OUTPUT
 

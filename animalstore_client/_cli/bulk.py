@@ -65,7 +65,7 @@ from animalstore_client._cli.journal import (
     NoJournal,
     read_at,
 )
-from animalstore_client._cli.output import error_json, json_line, print_error
+from animalstore_client._cli.output import discard, error_json, json_line, print_error
 from animalstore_client._cli.progress import Progress, Tally
 from animalstore_client._cli.records import (
     InputError,
@@ -519,20 +519,23 @@ class Bulk:
             if self._terminal or now - self._flushed_at >= _FLUSH_SECONDS:
                 self._flushed_at = now
                 self._stdout.flush()
-        except BrokenPipeError:
-            # The reader is gone (`| head`): stop as on Ctrl-C; nothing more is printed.
-            self._halt("stdout was closed", EXIT_BROKEN_PIPE)
         except OSError as error:
-            self._halt(f"cannot write to stdout: {error.strerror or error}", EXIT_OUTPUT)
+            self._stdout_failed(error)
 
     def _flush_stdout(self) -> None:
         if self.stop is not None and self.stop.status in (EXIT_BROKEN_PIPE, EXIT_OUTPUT):
             return
         try:
             self._stdout.flush()
-        except BrokenPipeError:
-            self._halt("stdout was closed", EXIT_BROKEN_PIPE)
         except OSError as error:
+            self._stdout_failed(error)
+
+    def _stdout_failed(self, error: OSError) -> None:
+        """Stop as on Ctrl-C, printing nothing more: stdout was closed (``| head``) or failed."""
+        discard(self._stdout)
+        if isinstance(error, BrokenPipeError):
+            self._halt("stdout was closed", EXIT_BROKEN_PIPE)
+        else:
             self._halt(f"cannot write to stdout: {error.strerror or error}", EXIT_OUTPUT)
 
     def _halt(self, message: str, status: int | None) -> None:

@@ -9,10 +9,11 @@ from __future__ import annotations
 import csv
 import io
 import json
+import os
 import sys
 import unicodedata
 from collections.abc import Callable
-from typing import Any
+from typing import Any, TextIO
 
 import animalstore_client as sdk  # the command line is a user of the public API
 from animalstore_client._core.display import ABSENT  # shown as in a notebook's table
@@ -58,6 +59,31 @@ def print_result(result: sdk.Pet | list[sdk.Pet], output: str | None) -> None:
     else:
         return
     raise OutputError(problem)
+
+
+def discard(stream: TextIO | None) -> None:
+    """After a write to ``stream`` failed, send what it still holds, and all after, nowhere.
+
+    The bytes left in its buffer can never be written: left there, Python's flush at exit
+    would fail again and print "Exception ignored ... OSError" and end with status 120, after
+    the command said what failed and chose its exit status. A stream without a file
+    descriptor (a test's) is left as it is.
+
+    Args:
+        stream: the stream a write to failed (stdout); ``None`` when Python started with its
+            descriptor closed, which holds nothing.
+    """
+    if stream is None:
+        return
+    try:
+        descriptor = stream.fileno()
+    except (OSError, ValueError):  # io.UnsupportedOperation is both
+        return
+    nowhere = os.open(os.devnull, os.O_WRONLY)
+    try:
+        os.dup2(nowhere, descriptor)
+    finally:
+        os.close(nowhere)
 
 
 def _write_result(result: sdk.Pet | list[sdk.Pet], output: str | None) -> None:

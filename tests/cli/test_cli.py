@@ -38,7 +38,13 @@ from animalstore_client._cli import main
 from animalstore_client._cli import run as run_as_a_process
 from animalstore_client.testing import FakeAnimalStore
 from tests.cli.in_process import invoke
-from tests.conftest import VirtualClock, read_lines, reaped, sigint_as_in_a_terminal
+from tests.conftest import (
+    VirtualClock,
+    read_lines,
+    reaped,
+    sigint_as_in_a_terminal,
+    without_our_variables,
+)
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
@@ -85,9 +91,9 @@ class Server:
 
 
 def environment(base_url: str | None, key: str | None, **extra: str) -> dict[str, str]:
-    """The variables a run sees: none of the caller's ANIMALSTORE_*, the repo importable."""
+    """The variables a run sees: a user's (``without_our_variables``), the repo importable."""
     compile_the_package()
-    env = {name: value for name, value in os.environ.items() if not name.startswith("ANIMALSTORE")}
+    env = without_our_variables()
     env["PYTHONPATH"] = os.pathsep.join([str(REPO_ROOT), os.environ.get("PYTHONPATH", "")])
     env["PYTHONIOENCODING"] = "utf-8"
     if base_url is not None:

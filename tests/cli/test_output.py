@@ -6,7 +6,9 @@ that says it is a terminal or not and whose encoding is ASCII until the output s
 
 from __future__ import annotations
 
+import io
 import json
+import os
 
 import httpx
 import pytest
@@ -16,6 +18,7 @@ import animalstore_client as sdk
 from animalstore_client import Client, Pet, PetList, PetStatus
 from animalstore_client._cli.output import (
     OutputError,
+    discard,
     error_json,
     json_line,
     print_error,
@@ -339,3 +342,28 @@ def test_an_error_line_is_one_line_with_what_could_drive_the_terminal_escaped(
         "error: two lines and\\x1b[2J\\u202e\n"
         '{"code": "invalid_argument", "message": "x\\ny", "status": null}\n'
     )
+
+
+def test_a_failed_stdout_is_discarded_so_that_the_exit_flush_does_not_fail_again() -> None:
+    read_end, write_end = os.pipe()
+    os.close(read_end)  # the reader is gone
+    stream = io.TextIOWrapper(io.BufferedWriter(io.FileIO(write_end, "w")), encoding="utf-8")
+    try:
+        stream.write("a line the reader will never get\n")
+        with pytest.raises(BrokenPipeError):
+            stream.flush()
+        discard(stream)
+        stream.flush()  # what it held goes nowhere, as Python's flush at exit would send it
+        assert os.fstat(write_end).st_rdev == os.stat(os.devnull).st_rdev
+    finally:
+        stream.close()
+
+
+def test_a_stream_without_a_descriptor_or_none_is_left_alone() -> None:
+    stream = io.TextIOWrapper(io.BytesIO(), encoding="utf-8")
+    stream.write("kept")
+    discard(stream)
+    discard(None)  # Python started with stdout closed
+    stream.flush()
+    assert isinstance(stream.buffer, io.BytesIO)
+    assert stream.buffer.getvalue() == b"kept"
