@@ -66,7 +66,7 @@ import sys, threading, time
 from animalstore_client import _client
 from animalstore_client._backends import httpx as httpx_backend
 from animalstore_client._backends.eventloop import sleep as real_async_sleep
-from animalstore_client._cli import main
+from animalstore_client._cli import run
 from animalstore_client._core import call, retries, wire
 
 
@@ -97,7 +97,7 @@ clock = Clock()
 for module in (_client, call, retries, wire):
     module.time = clock
 httpx_backend.AsyncHttpxSender.sleep = staticmethod(clock.async_sleep)
-sys.exit(main(sys.argv[1:]))
+run()  # as the entry points do
 """
 
 
